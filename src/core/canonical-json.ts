@@ -1,0 +1,63 @@
+/**
+ * Canonical JSON, after RFC 8785 (JSON Canonicalization Scheme), with one
+ * addition: every string and object key is put in Unicode Normalization Form C
+ * first, so the same text typed as composed or decomposed characters hashes the
+ * same.
+ *
+ * - object keys sorted by UTF-16 code units (RFC 8785 §3.2.3), after NFC;
+ * - numbers in ECMAScript's shortest round-trip form (`1.0`, `1e0` and `1` are
+ *   one number), `-0` written as `0`; NaN and ±Infinity are refused;
+ * - no whitespace; strings escaped as `JSON.stringify` does (RFC 8785 §3.2.2.2);
+ * - `undefined` object members are dropped (as JSON.stringify does); `undefined`,
+ *   functions, symbols and bigints anywhere else are refused.
+ *
+ * The effect id and the journal's hash chain are built on this, so changing it
+ * changes every id: don't.
+ */
+import { InputError } from './errors.js'
+
+export type JsonPrimitive = string | number | boolean | null
+export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue }
+export type JsonObject = { [key: string]: JsonValue }
+
+export function canonicalJson(value: unknown): string {
+  return write(value, '$')
+}
+
+function write(value: unknown, path: string): string {
+  if (value === null) return 'null'
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value.normalize('NFC'))
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'number':
+      if (!Number.isFinite(value)) throw new InputError(`${path}: ${value} is not a JSON number`)
+      return Object.is(value, -0) ? '0' : JSON.stringify(value)
+    case 'object': {
+      if (Array.isArray(value)) return `[${value.map((v, i) => write(v, `${path}[${i}]`)).join(',')}]`
+      const proto = Object.getPrototypeOf(value)
+      if (proto !== Object.prototype && proto !== null) {
+        throw new InputError(`${path}: a ${proto?.constructor?.name ?? 'non-plain'} object is not JSON; pass plain objects, arrays, strings, numbers, booleans or null`)
+      }
+      const entries: [string, unknown][] = []
+      const seen = new Set<string>()
+      for (const [k, v] of Object.entries(value)) {
+        if (v === undefined) continue
+        const key = k.normalize('NFC')
+        if (seen.has(key)) throw new InputError(`${path}: keys ${JSON.stringify(k)} collide after Unicode normalization`)
+        seen.add(key)
+        entries.push([key, v])
+      }
+      entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${write(v, `${path}.${k}`)}`).join(',')}}`
+    }
+    default:
+      throw new InputError(`${path}: a ${typeof value} is not JSON`)
+  }
+}
+
+/** Parse JSON text that is known to have come from `canonicalJson` (or any JSON). */
+export function parseJson(text: string): JsonValue {
+  return JSON.parse(text) as JsonValue
+}

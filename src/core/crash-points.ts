@@ -1,0 +1,49 @@
+/**
+ * Named crash points on every durable boundary of the lifecycle.
+ *
+ * They are no-ops unless a test arms one through the environment:
+ *   INTERLOCK_CRASH_AT=after-dispatched        die at the first pass
+ *   INTERLOCK_CRASH_AT=after-dispatched@3      die at the third pass
+ * "Die" is SIGKILL to this very process: no finally blocks, no flush, exactly
+ * what a power cut or OOM kill leaves behind.
+ */
+export const CRASH_POINTS = [
+  'after-proposed',
+  'after-held',
+  'after-authorized',
+  'after-dispatched',
+  /** apply() returned, COMMITTED not yet written: the window tier 2 queries and tier 3 cannot close. */
+  'after-apply',
+  'after-committed',
+  'after-rejected',
+  'after-failed',
+  'after-ambiguous',
+] as const
+export type CrashPoint = (typeof CRASH_POINTS)[number]
+
+export const CRASH_ENV = 'INTERLOCK_CRASH_AT'
+
+let armed: { point: string; remaining: number } | null | undefined
+
+function arm(): { point: string; remaining: number } | null {
+  const spec = process.env[CRASH_ENV]
+  if (!spec) return null
+  const [point, nth] = spec.split('@')
+  return { point: point!, remaining: nth ? Math.max(1, Number(nth)) : 1 }
+}
+
+export function crashPoint(point: CrashPoint): void {
+  if (armed === undefined) armed = arm()
+  if (armed === null || armed.point !== point) return
+  armed.remaining -= 1
+  if (armed.remaining === 0) process.kill(process.pid, 'SIGKILL')
+}
+
+/** For tests that change the environment in-process. */
+export function resetCrashPoints(): void {
+  armed = undefined
+}
+
+export function stateCrashPoint(state: string): CrashPoint {
+  return `after-${state.toLowerCase()}` as CrashPoint
+}

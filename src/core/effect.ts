@@ -1,0 +1,107 @@
+/**
+ * Glossary
+ * - effect: one side effect an agent asks for: a target, an action, arguments.
+ * - premises: what the agent read when it decided; re-checked right before dispatch.
+ * - thread: the agent run the effect belongs to; also the name of its journal.
+ * - key: an optional caller-chosen discriminator, for two deliberately identical effects.
+ * - effect id: the hash below; the same decision re-executed after a crash gets the same id.
+ * - tier: what the target can promise (1 idempotent, 2 queryable, 3 neither).
+ * - receipt: what the target returned when the effect landed.
+ */
+import { canonicalJson, type JsonObject, type JsonValue } from './canonical-json.js'
+import { InputError } from './errors.js'
+import { sha256Hex } from './hash.js'
+import type { State } from './lifecycle.js'
+
+export type Tier = 1 | 2 | 3
+export type Premises = JsonObject
+export type Receipt = JsonObject
+
+/** What a caller submits. */
+export interface EffectInput {
+  thread: string
+  target: string
+  action: string
+  args: JsonObject
+  premises?: Premises
+  key?: string
+}
+
+/** An effect as the gate and the targets see it: validated, with its id. */
+export interface Effect {
+  id: string
+  thread: string
+  target: string
+  action: string
+  args: JsonObject
+  premises: Premises
+  key?: string
+}
+
+/** The current state of a journaled effect. */
+export interface EffectSnapshot {
+  effect: Effect
+  tier: Tier
+  state: State
+  /** Sequence number of the last record for this effect in its journal. */
+  seq: number
+  /** Data of the last record (receipt, violations, reason...). */
+  detail: JsonObject
+  createdAt: string
+  updatedAt: string
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/
+
+/**
+ * The effect id: lowercase hex SHA-256 of the canonical JSON (see
+ * canonical-json.ts) of `{"action","args","key","target","thread"}`, with `key`
+ * null when absent. Premises are deliberately left out: the same decision made on
+ * a changed world is the same effect, and its premises are what reject it.
+ */
+export function effectId(input: Pick<EffectInput, 'thread' | 'target' | 'action' | 'args' | 'key'>): string {
+  return sha256Hex(
+    canonicalJson({
+      thread: input.thread,
+      target: input.target,
+      action: input.action,
+      args: input.args,
+      key: input.key ?? null,
+    }),
+  )
+}
+
+/** Validate a submitted effect at the edge and give it its id. */
+export function toEffect(input: EffectInput): Effect {
+  if (input === null || typeof input !== 'object') throw new InputError('an effect must be an object')
+  for (const field of ['thread', 'target', 'action'] as const) {
+    const v = input[field]
+    if (typeof v !== 'string' || !NAME.test(v)) {
+      throw new InputError(`effect.${field} must be a name of 1-200 letters, digits or ._:@/- (got ${JSON.stringify(v)})`)
+    }
+  }
+  if (input.key !== undefined && (typeof input.key !== 'string' || input.key.length === 0 || input.key.length > 200)) {
+    throw new InputError(`effect.key must be a non-empty string of at most 200 characters`)
+  }
+  if (!isPlainObject(input.args)) throw new InputError(`effect.args must be an object`)
+  if (input.premises !== undefined && !isPlainObject(input.premises)) throw new InputError(`effect.premises must be an object`)
+  // canonicalJson refuses anything that is not JSON, naming the path.
+  canonicalJson(input.args)
+  if (input.premises) canonicalJson(input.premises)
+  const effect: Effect = {
+    id: effectId(input),
+    thread: input.thread,
+    target: input.target,
+    action: input.action,
+    args: input.args,
+    premises: input.premises ?? {},
+  }
+  if (input.key !== undefined) effect.key = input.key
+  return effect
+}
+
+function isPlainObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+}
+
+export type { JsonObject, JsonValue }

@@ -1,0 +1,166 @@
+/**
+ * One error base class for everything Interlock can tell a user.
+ *
+ * Each error carries a stable `code` (for `--json` and for programs), an
+ * `exitCode` the CLI returns unchanged, an optional `hint` ("Try this: ...")
+ * and readonly `context`. Unexpected failures keep their `cause`.
+ *
+ * Exit codes are part of the public contract and documented in the README.
+ */
+export const ExitCode = {
+  OK: 0,
+  /** A check failed, or a generic failure with no better code. */
+  FAILURE: 1,
+  /** Bad command-line usage (unknown flag, missing argument). */
+  USAGE: 2,
+  /** interlock.toml is missing, unreadable or invalid. */
+  CONFIG: 3,
+  /** The store cannot be opened, reached, or is at the wrong schema version. */
+  STORE: 4,
+  /** The journal failed verification (hash chain, signatures, torn records). */
+  INTEGRITY: 5,
+  /** A state conflict: an illegal transition or a concurrent writer won. */
+  CONFLICT: 6,
+  /** The named effect, target or file does not exist. */
+  NOT_FOUND: 7,
+  /** A target refused or could not be reached. */
+  TARGET: 8,
+  /** Work finished, but AMBIGUOUS effects wait for an operator. */
+  AMBIGUOUS: 10,
+} as const
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
+
+export interface InterlockErrorOptions {
+  hint?: string
+  context?: Record<string, unknown>
+  cause?: unknown
+}
+
+export class InterlockError extends Error {
+  readonly code: string
+  readonly exitCode: ExitCode
+  readonly hint?: string
+  readonly context: Readonly<Record<string, unknown>>
+
+  constructor(code: string, exitCode: ExitCode, message: string, options: InterlockErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = new.target.name
+    this.code = code
+    this.exitCode = exitCode
+    this.hint = options.hint
+    this.context = Object.freeze({ ...(options.context ?? {}) })
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { code: this.code, message: this.message, hint: this.hint, context: this.context }
+  }
+}
+
+export class UsageError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
+    super('E_USAGE', ExitCode.USAGE, message, options)
+  }
+}
+
+export class ConfigError extends InterlockError {
+  /** Every problem found, each naming its key path. */
+  readonly problems: readonly string[]
+  constructor(message: string, problems: string[] = [], options: InterlockErrorOptions = {}) {
+    super('E_CONFIG', ExitCode.CONFIG, message, options)
+    this.problems = problems
+  }
+}
+
+export class StoreError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
+    super('E_STORE', ExitCode.STORE, message, options)
+  }
+}
+
+/** The store is unreachable or a write was not confirmed durable: nothing may be dispatched. */
+export class StoreUnavailableError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
+    super('E_STORE_UNAVAILABLE', ExitCode.STORE, message, options)
+  }
+}
+
+export class SchemaVersionError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
+    super('E_SCHEMA_VERSION', ExitCode.STORE, message, options)
+  }
+}
+
+export class IntegrityError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
+    super('E_INTEGRITY', ExitCode.INTEGRITY, message, options)
+  }
+}
+
+export class IllegalTransitionError extends InterlockError {
+  constructor(readonly from: string | null, readonly to: string, effectId?: string) {
+    super(
+      'E_ILLEGAL_TRANSITION',
+      ExitCode.CONFLICT,
+      `illegal transition ${from ?? '(none)'} → ${to}${effectId ? ` for effect ${effectId}` : ''}`,
+      { context: { from, to, effectId } },
+    )
+  }
+}
+
+/** Another writer moved the effect first (compare-and-set lost). */
+export class ConflictError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
+    super('E_CONFLICT', ExitCode.CONFLICT, message, options)
+  }
+}
+
+export class NotFoundError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
+    super('E_NOT_FOUND', ExitCode.NOT_FOUND, message, options)
+  }
+}
+
+export class TargetError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
+    super('E_TARGET', ExitCode.TARGET, message, options)
+  }
+}
+
+/** Bad effect payload or target input (e.g. an amount finer than the currency allows). */
+export class InputError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
+    super('E_INPUT', ExitCode.USAGE, message, options)
+  }
+}
+
+/**
+ * How a target's `apply` reports what happened on the wire. The gate decides
+ * by tier what each means; a target only says what it knows.
+ */
+export type DispatchFaultKind =
+  /** The request never reached the service (e.g. connection refused before writing): safe to retry. */
+  | 'not-sent'
+  /** The request may have reached the service and the outcome is unknown (timeout, reset, 5xx after writing). */
+  | 'unknown'
+  /** The service definitely refused and did nothing (e.g. 4xx validation, 405 not mergeable). */
+  | 'refused'
+  /** A precondition pushed down to the service failed (e.g. GitHub 409 head moved, S3 412): a premise violation. */
+  | 'premise'
+  /** The service asks to retry later with the same request (Stripe 409 in flight, Slack 429). */
+  | 'retry-later'
+
+export class DispatchFault extends InterlockError {
+  constructor(
+    readonly kind: DispatchFaultKind,
+    message: string,
+    options: InterlockErrorOptions & { retryAfterMs?: number } = {},
+  ) {
+    super(`E_DISPATCH_${kind.toUpperCase().replace(/-/g, '_')}`, ExitCode.TARGET, message, options)
+    this.retryAfterMs = options.retryAfterMs
+  }
+  readonly retryAfterMs?: number
+}
+
+export function isInterlockError(e: unknown): e is InterlockError {
+  return e instanceof InterlockError
+}

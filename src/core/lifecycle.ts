@@ -1,0 +1,60 @@
+/**
+ * The states of an effect and the one table of allowed transitions.
+ *
+ * PROPOSED ──▶ (HELD ──release──▶) AUTHORIZED ──▶ DISPATCHED ──▶ COMMITTED
+ *     │              │                 │               │
+ *     └─▶ REJECTED ◀─┴── premises ─────┘               ├─▶ FAILED     (definite refusal)
+ *                                                      ├─▶ REJECTED   (a premise pushed down to the service failed)
+ *                                                      └─▶ AMBIGUOUS  (tier 3, outcome unknown) ──resolve──▶ COMMITTED | FAILED
+ *
+ * Anything else is an IllegalTransitionError naming both states; the stores
+ * check the current state inside the same transaction as the write.
+ */
+import { IllegalTransitionError } from './errors.js'
+
+export const STATES = [
+  'PROPOSED',
+  'HELD',
+  'AUTHORIZED',
+  'DISPATCHED',
+  'COMMITTED',
+  'REJECTED',
+  'FAILED',
+  'AMBIGUOUS',
+] as const
+export type State = (typeof STATES)[number]
+
+export const TRANSITIONS: Readonly<Record<State, readonly State[]>> = {
+  PROPOSED: ['HELD', 'AUTHORIZED', 'REJECTED'],
+  HELD: ['AUTHORIZED', 'REJECTED'],
+  AUTHORIZED: ['DISPATCHED', 'REJECTED'],
+  DISPATCHED: ['COMMITTED', 'FAILED', 'REJECTED', 'AMBIGUOUS'],
+  // An operator's resolution; re-dispatch of an AMBIGUOUS effect is an explicit operator act.
+  AMBIGUOUS: ['COMMITTED', 'FAILED', 'DISPATCHED'],
+  COMMITTED: [],
+  REJECTED: [],
+  FAILED: [],
+}
+
+/** States with no way out: the effect's outcome is settled. */
+export const TERMINAL_STATES: readonly State[] = ['COMMITTED', 'REJECTED', 'FAILED']
+
+/** States in which something may still happen without an operator. */
+export const IN_FLIGHT_STATES: readonly State[] = ['PROPOSED', 'AUTHORIZED', 'DISPATCHED']
+
+export function isState(s: string): s is State {
+  return (STATES as readonly string[]).includes(s)
+}
+
+export function isTerminal(s: State): boolean {
+  return TERMINAL_STATES.includes(s)
+}
+
+export function canTransition(from: State | null, to: State): boolean {
+  if (from === null) return to === 'PROPOSED'
+  return TRANSITIONS[from].includes(to)
+}
+
+export function assertTransition(from: State | null, to: State, effectId?: string): void {
+  if (!canTransition(from, to)) throw new IllegalTransitionError(from, to, effectId)
+}

@@ -1,0 +1,97 @@
+/**
+ * The store port: a durable, hash-chained journal of effect state changes.
+ *
+ * Every implementation (sqlite/, postgres/) passes the one contract suite in
+ * test/contract/store.contract.ts. The core never sees a driver type.
+ *
+ * Journals: each effect belongs to the journal named by its thread. Records of
+ * one journal are numbered 1, 2, 3... and each carries the hash of the record
+ * before it (`prevHash`, GENESIS_HASH for the first), so a journal can be
+ * verified offline and a removed, altered, reordered or inserted record shows.
+ */
+import type { JsonObject } from '../canonical-json.js'
+import type { Effect, EffectSnapshot, Tier } from '../effect.js'
+import type { State } from '../lifecycle.js'
+
+export const GENESIS_HASH = '0'.repeat(64)
+
+export interface JournalRecord {
+  journal: string
+  seq: number
+  effectId: string
+  state: State
+  /** ISO-8601 UTC timestamp from the injected clock. */
+  at: string
+  /**
+   * PROPOSED: { effect, tier }; COMMITTED: { receipt }; REJECTED: { violations };
+   * FAILED / AMBIGUOUS: { reason }; HELD: { rule }... Free-form otherwise.
+   */
+  data: JsonObject
+  prevHash: string
+  hash: string
+}
+
+/** One state change to make durable. */
+export interface AppendRequest {
+  effectId: string
+  /** The state the writer believes the effect is in; null to create it (PROPOSED). */
+  from: State | null
+  to: State
+  data: JsonObject
+  /** Required when `from` is null: the effect being proposed and its target's tier. */
+  effect?: Effect
+  tier?: Tier
+}
+
+export type AppendResult =
+  | { ok: true; record: JournalRecord }
+  /**
+   * The effect was not in `from` (another writer moved it, or it already
+   * exists when proposing): nothing was written; `current` is what is there.
+   */
+  | { ok: false; current: EffectSnapshot | null }
+
+export interface InFlightScan {
+  /** Every effect not in a terminal state (PROPOSED, HELD, AUTHORIZED, DISPATCHED, AMBIGUOUS). */
+  effects: EffectSnapshot[]
+  /** Journal records read (and verified) to produce this. */
+  recordsRead: number
+}
+
+export interface ListFilter {
+  states?: State[]
+  target?: string
+  thread?: string
+  limit?: number
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres'
+
+  /**
+   * Append a batch of state changes in one durable transaction (group commit).
+   * Each request is checked on its own (compare-and-set on the effect's current
+   * state, and the lifecycle table); a request that loses leaves the others
+   * untouched. When the promise resolves, every ok record is durable.
+   * Rejects (StoreUnavailableError) when durability cannot be confirmed; then
+   * the caller must assume nothing was written and must not dispatch.
+   */
+  append(requests: AppendRequest[]): Promise<AppendResult[]>
+
+  /** The effect's current state, or undefined. */
+  get(effectId: string): Promise<EffectSnapshot | undefined>
+
+  /** Every record of one effect, oldest first, each verified against its hash. */
+  history(effectId: string): Promise<JournalRecord[]>
+
+  /** Recovery's one journal read: every non-terminal effect, chain verified. */
+  scanInFlight(): Promise<InFlightScan>
+
+  /** Effects matching a filter, newest first. */
+  list(filter?: ListFilter): Promise<EffectSnapshot[]>
+
+  /** Every record of every journal in (journal, seq) order: for verify and export. */
+  records(): AsyncIterable<JournalRecord>
+
+  close(): Promise<void>
+}

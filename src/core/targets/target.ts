@@ -1,0 +1,53 @@
+/**
+ * The target port: what the gate needs from anything with a side effect.
+ *
+ * Declaring the tier is the integration:
+ * - tier 1: `apply` is idempotent under the effect id (an idempotency key);
+ *   after a crash in flight the gate re-applies with the same id.
+ * - tier 2: `query` tells whether the effect already happened; after a crash
+ *   in flight the gate asks, then re-applies only if not found.
+ * - tier 3: neither; a crash in flight makes the effect AMBIGUOUS.
+ *
+ * `apply` reports wire-level trouble by throwing a DispatchFault (errors.ts) so
+ * the gate can decide by tier; any other error counts as an unknown outcome.
+ */
+import type { JsonObject } from '../canonical-json.js'
+import type { Effect, Premises, Receipt, Tier } from '../effect.js'
+import { InputError } from '../errors.js'
+
+export interface ApplyContext {
+  /** 1 for the first dispatch, more for re-applies (retries or recovery). */
+  attempt: number
+  /** True when this apply is recovery's re-apply of an effect found DISPATCHED. */
+  recovering: boolean
+  signal?: AbortSignal
+}
+
+export interface EffectTarget {
+  readonly name: string
+  readonly tier: Tier
+  /** Read what the decision rests on, at decision time. Optional: callers may pass premises themselves. */
+  capture?(action: string, args: JsonObject): Promise<Premises>
+  /** Violations of the premises against the world now; [] when they still hold. */
+  validatePremises(effect: Effect): Promise<string[]>
+  /** Do the thing. Must carry the effect id to the service (key, trailer, metadata). */
+  apply(effect: Effect, ctx: ApplyContext): Promise<Receipt>
+  /** Tier 2: the receipt when the effect already happened, or null when it did not. */
+  query?(effect: Effect): Promise<Receipt | null>
+  close?(): Promise<void>
+}
+
+/** Refuses a target whose tier it cannot honour (a tier-2 target without `query`). */
+export function assertTarget(target: EffectTarget): void {
+  if (![1, 2, 3].includes(target.tier)) {
+    throw new InputError(`target ${target.name}: tier must be 1, 2 or 3 (got ${String(target.tier)})`)
+  }
+  if (target.tier === 2 && typeof target.query !== 'function') {
+    throw new InputError(`target ${target.name}: a tier-2 target must implement query(); without it declare tier 3`, {
+      hint: 'Give the target a way to ask whether the effect already happened, or declare it tier 3.',
+    })
+  }
+  if (typeof target.apply !== 'function' || typeof target.validatePremises !== 'function') {
+    throw new InputError(`target ${target.name}: must implement apply() and validatePremises()`)
+  }
+}

@@ -1,0 +1,100 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { canonicalJson } from '../../src/core/canonical-json.js'
+import { effectId, toEffect } from '../../src/core/effect.js'
+
+function shuffleKeys(v: unknown, seed: number): unknown {
+  if (Array.isArray(v)) return v.map((x, i) => shuffleKeys(x, seed + i))
+  if (v && typeof v === 'object') {
+    const entries = Object.entries(v)
+    // A deterministic rotation keyed by the seed: a different insertion order.
+    const k = entries.length ? seed % entries.length : 0
+    const rotated = [...entries.slice(k), ...entries.slice(0, k)].reverse()
+    return Object.fromEntries(rotated.map(([key, val], i) => [key, shuffleKeys(val, seed + i)]))
+  }
+  return v
+}
+
+describe('canonicalJson', () => {
+  it('is the same whatever the key order', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.nat(), (v, seed) => {
+        expect(canonicalJson(shuffleKeys(v, seed))).toBe(canonicalJson(v))
+      }),
+    )
+  })
+
+  it('round-trips: parsing its output and canonicalising again gives the same text', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        const text = canonicalJson(v)
+        expect(canonicalJson(JSON.parse(text))).toBe(text)
+      }),
+    )
+  })
+
+  it('treats composed and decomposed Unicode as the same text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), (s) => {
+        const nfc = s.normalize('NFC')
+        const nfd = s.normalize('NFD')
+        expect(canonicalJson({ [nfd]: nfd })).toBe(canonicalJson({ [nfc]: nfc }))
+      }),
+    )
+    expect(canonicalJson('Ame\u0301lie')).toBe(canonicalJson('Am\u00e9lie'))
+  })
+
+  it('writes one form per number', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (n) => {
+        const text = canonicalJson(n)
+        expect(Number(text)).toBe(Object.is(n, -0) ? 0 : n)
+        expect(canonicalJson(Number(text))).toBe(text)
+        expect(canonicalJson(JSON.parse(JSON.stringify(n)))).toBe(text)
+      }),
+    )
+    expect(canonicalJson([1.0, 1e0, 100e-2, -0])).toBe('[1,1,1,0]')
+    expect(canonicalJson(1e21)).toBe('1e+21')
+  })
+
+  it('refuses what JSON cannot say, naming where', () => {
+    expect(() => canonicalJson({ a: [1, Number.NaN] })).toThrow(/\$\.a\[1\]/)
+    expect(() => canonicalJson({ a: new Date() })).toThrow(/Date object is not JSON/)
+    expect(() => canonicalJson({ a: 10n })).toThrow(/bigint is not JSON/)
+  })
+
+  it('sorts keys by UTF-16 code units (RFC 8785)', () => {
+    expect(canonicalJson({ b: 1, a: 2, '\u20ac': 3, '\ud83d\ude00': 4, '\u0080': 5 })).toBe(
+      // U+20AC (0x20AC) sorts before U+1F600, whose first UTF-16 unit is 0xD83D.
+      '{"a":2,"b":1,"\u0080":5,"\u20ac":3,"\ud83d\ude00":4}',
+    )
+  })
+})
+
+describe('effect id', () => {
+  const base = { thread: 't1', target: 'payments', action: 'refund', args: { charge: 'ch_1', amount: '10.00' } }
+
+  it('is the documented hash', async () => {
+    const { createHash } = await import('node:crypto')
+    const expected = createHash('sha256')
+      .update('{"action":"refund","args":{"amount":"10.00","charge":"ch_1"},"key":null,"target":"payments","thread":"t1"}')
+      .digest('hex')
+    expect(effectId(base)).toBe(expected)
+  })
+
+  it('ignores premises and key order, and changes with any identifying field', () => {
+    const id = toEffect(base).id
+    expect(toEffect({ ...base, args: { amount: '10.00', charge: 'ch_1' }, premises: { x: 1 } }).id).toBe(id)
+    expect(toEffect({ ...base, thread: 't2' }).id).not.toBe(id)
+    expect(toEffect({ ...base, target: 'other' }).id).not.toBe(id)
+    expect(toEffect({ ...base, action: 'charge' }).id).not.toBe(id)
+    expect(toEffect({ ...base, args: { charge: 'ch_1', amount: '10.01' } }).id).not.toBe(id)
+    expect(toEffect({ ...base, key: 'second' }).id).not.toBe(id)
+  })
+
+  it('refuses a malformed effect, naming the field', () => {
+    expect(() => toEffect({ ...base, thread: '' })).toThrow(/effect\.thread/)
+    expect(() => toEffect({ ...base, args: [] as never })).toThrow(/effect\.args/)
+    expect(() => toEffect({ ...base, args: { n: Number.POSITIVE_INFINITY } })).toThrow(/\$\.n/)
+  })
+})
