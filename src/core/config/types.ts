@@ -1,0 +1,69 @@
+/**
+ * interlock.toml, as the engine sees it after validation (config/load.ts).
+ * TOML keys are snake_case; these types are their camelCase form. `${ENV}`
+ * references are already resolved; the resolved secret values are listed in
+ * `secrets` so output can be scrubbed of them (config/redact.ts).
+ */
+import type { Tier } from '../effect.js'
+
+export interface SqliteStoreConfig {
+  kind: 'sqlite'
+  /** Journal file; relative paths are relative to the config file's folder. */
+  path: string
+}
+
+export interface PostgresStoreConfig {
+  kind: 'postgres'
+  /** Connection string, usually `${INTERLOCK_DATABASE_URL}`. */
+  url: string
+  /** Schema holding Interlock's tables (default "interlock"). */
+  schema: string
+}
+
+export type StoreConfig = SqliteStoreConfig | PostgresStoreConfig
+
+export interface GateConfig {
+  /** Tries per dispatch before a tier-1/2 effect is left in flight for recovery (default 5). */
+  maxAttempts: number
+  /** First back-off between tries, doubled each time (default 200). */
+  backoffMs: number
+}
+
+export interface RepoTargetConfig {
+  type: 'repo'
+  /** Working repository; relative to the config file's folder. */
+  path: string
+  /** Branch effects are committed to (default "main"). */
+  branch: string
+  /** Commit author, "Name <email>" (default "Interlock <interlock@localhost>"). */
+  author: string
+}
+
+export interface HttpTargetConfig {
+  type: 'http'
+  tier: Tier
+  /** Where apply sends the request; `{effect_id}` and `{action}` are substituted. */
+  url: string
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  /** Tier 2 only (required there): GET this; 2xx = it happened, 404 = it did not. */
+  queryUrl?: string
+  /** Optional GET whose JSON body is the premise snapshot; validate compares it again. */
+  premiseUrl?: string
+  headers: Record<string, string>
+  /** Total time for one request, headers and body (default 10000). */
+  timeoutMs: number
+  /** Time to establish the connection (default 3000). */
+  connectTimeoutMs: number
+}
+
+export type TargetConfig = RepoTargetConfig | HttpTargetConfig
+
+export interface InterlockConfig {
+  /** Absolute path of the file this came from (undefined for defaults). */
+  file?: string
+  store: StoreConfig
+  gate: GateConfig
+  targets: Record<string, TargetConfig>
+  /** Resolved values of `${ENV}` references: never printed, never journaled. */
+  secrets: string[]
+}
