@@ -1,11 +1,15 @@
 /**
  * Named crash points on every durable boundary of the lifecycle.
  *
- * They are no-ops unless a test arms one through the environment:
+ * They are no-ops unless a test (or the demo) arms one through the environment:
  *   INTERLOCK_CRASH_AT=after-dispatched        die at the first pass
  *   INTERLOCK_CRASH_AT=after-dispatched@3      die at the third pass
+ *   INTERLOCK_CRASH_MODE=pause                 instead of dying, stop at every pass
+ *                                              and say so on stderr, so another
+ *                                              process can SIGKILL or SIGSTOP this
+ *                                              one at a moment it chooses
  * "Die" is SIGKILL to this very process: no finally blocks, no flush, exactly
- * what a power cut or OOM kill leaves behind.
+ * what a power cut or an OOM kill leaves behind.
  */
 export const CRASH_POINTS = [
   'after-proposed',
@@ -22,19 +26,33 @@ export const CRASH_POINTS = [
 export type CrashPoint = (typeof CRASH_POINTS)[number]
 
 export const CRASH_ENV = 'INTERLOCK_CRASH_AT'
+export const CRASH_MODE_ENV = 'INTERLOCK_CRASH_MODE'
+/** The line a paused process writes to stderr: `interlock-paused <point> <effect id>`. */
+export const PAUSED_PREFIX = 'interlock-paused'
 
-let armed: { point: string; remaining: number } | null | undefined
+interface Armed {
+  point: string
+  remaining: number
+  pause: boolean
+}
+let armed: Armed | null | undefined
 
-function arm(): { point: string; remaining: number } | null {
+function arm(): Armed | null {
   const spec = process.env[CRASH_ENV]
   if (!spec) return null
   const [point, nth] = spec.split('@')
-  return { point: point!, remaining: nth ? Math.max(1, Number(nth)) : 1 }
+  return { point: point!, remaining: nth ? Math.max(1, Number(nth)) : 1, pause: process.env[CRASH_MODE_ENV] === 'pause' }
 }
 
-export function crashPoint(point: CrashPoint): void {
+const never = new Promise<void>(() => {})
+
+export function crashPoint(point: CrashPoint, effectId = ''): Promise<void> | void {
   if (armed === undefined) armed = arm()
   if (armed === null || armed.point !== point) return
+  if (armed.pause) {
+    process.stderr.write(`${PAUSED_PREFIX} ${point} ${effectId}\n`)
+    return never
+  }
   armed.remaining -= 1
   if (armed.remaining === 0) process.kill(process.pid, 'SIGKILL')
 }

@@ -1,0 +1,102 @@
+/**
+ * Sending a DISPATCHED effect to its target, and deciding by tier what a
+ * fault on the wire means (DESIGN.md, "Lifecycle and journal"):
+ * - not sent (connection refused before writing), or "retry later": resend;
+ * - outcome unknown (timeout, reset, 5xx): tier 1 resends with the same key,
+ *   tier 2 asks the target first, tier 3 becomes AMBIGUOUS and is never resent;
+ * - definite refusal: FAILED; a pushed-down premise failing: REJECTED.
+ * When tries run out the effect stays DISPATCHED for recovery to finish.
+ */
+import { crashPoint } from './crash-points.js'
+import type { EffectSnapshot, Receipt } from './effect.js'
+import { DispatchFault, type DispatchFaultKind } from './errors.js'
+import { transition, targetOf, type GateContext } from './gate-context.js'
+import { outcomeOf, type SubmitOutcome } from './outcome.js'
+
+export interface DispatchOptions {
+  /** Recovery found the effect DISPATCHED: a previous process may have applied it. */
+  recovering: boolean
+}
+
+export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: DispatchOptions): Promise<SubmitOutcome> {
+  const target = targetOf(ctx, snap.effect.target)
+  const tier = snap.tier
+  let mayHaveLanded = opts.recovering
+  let lastReason = ''
+
+  for (let attempt = 1; attempt <= ctx.retry.maxAttempts; attempt++) {
+    if (mayHaveLanded && tier === 2) {
+      const found = await target.query!(snap.effect)
+      if (found) return commit(ctx, snap, found, 'query')
+    }
+    if (mayHaveLanded && tier === 3) {
+      return settle(ctx, snap, 'AMBIGUOUS', {
+        reason: lastReason || 'the process crashed while the effect was in flight; the target cannot say whether it landed',
+      })
+    }
+
+    let receipt: Receipt
+    try {
+      receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering })
+    } catch (err) {
+      const fault = classify(err)
+      lastReason = fault.message
+      switch (fault.kind) {
+        case 'refused':
+          return settle(ctx, snap, 'FAILED', { reason: fault.message })
+        case 'premise':
+          return settle(ctx, snap, 'REJECTED', { violations: [fault.message] })
+        case 'not-sent':
+        case 'retry-later':
+          break
+        case 'unknown':
+          mayHaveLanded = true
+          if (tier === 3) {
+            return settle(ctx, snap, 'AMBIGUOUS', { reason: `outcome unknown: ${fault.message}` })
+          }
+          break
+      }
+      if (attempt < ctx.retry.maxAttempts) await ctx.sleep(backoff(ctx, attempt, fault.retryAfterMs))
+      continue
+    }
+    await crashPoint('after-apply', snap.effect.id)
+    return commit(ctx, snap, receipt, 'apply')
+  }
+
+  // A tier-2 effect whose last try failed in an unknown way gets one more look before we give up.
+  if (mayHaveLanded && tier === 2) {
+    const found = await target.query!(snap.effect)
+    if (found) return commit(ctx, snap, found, 'query')
+  }
+  return {
+    status: 'in_flight',
+    effectId: snap.effect.id,
+    state: 'DISPATCHED',
+    reason: `gave up after ${ctx.retry.maxAttempts} tries (${lastReason}); recovery will finish it`,
+  }
+}
+
+async function commit(ctx: GateContext, snap: EffectSnapshot, receipt: Receipt, via: 'apply' | 'query'): Promise<SubmitOutcome> {
+  return settle(ctx, snap, 'COMMITTED', { receipt, via })
+}
+
+async function settle(
+  ctx: GateContext,
+  snap: EffectSnapshot,
+  to: 'COMMITTED' | 'FAILED' | 'REJECTED' | 'AMBIGUOUS',
+  data: Parameters<typeof transition>[3],
+): Promise<SubmitOutcome> {
+  const t = await transition(ctx, snap, to, data)
+  return outcomeOf(t.moved ? t.snap : t.current)
+}
+
+function classify(err: unknown): { kind: DispatchFaultKind; message: string; retryAfterMs?: number } {
+  if (err instanceof DispatchFault) return { kind: err.kind, message: err.message, retryAfterMs: err.retryAfterMs }
+  // Anything a target did not classify may have happened after the request left: assume the worst.
+  return { kind: 'unknown', message: err instanceof Error ? err.message : String(err) }
+}
+
+function backoff(ctx: GateContext, attempt: number, retryAfterMs?: number): number {
+  if (retryAfterMs !== undefined) return retryAfterMs
+  return Math.min(ctx.retry.backoffMs * 2 ** (attempt - 1), 30_000)
+}

@@ -1,0 +1,68 @@
+/** What the lifecycle steps need, injected once by the Gate. */
+import type { JsonObject } from './canonical-json.js'
+import type { Effect, EffectSnapshot, Tier } from './effect.js'
+import { ConflictError, NotFoundError } from './errors.js'
+import { crashPoint, stateCrashPoint } from './crash-points.js'
+import type { State } from './lifecycle.js'
+import type { Policy } from './policy.js'
+import type { Store } from './stores/store.js'
+import type { EffectTarget } from './targets/target.js'
+
+export interface RetryOptions {
+  /** Tries per dispatch (first one included) before a tier-1/2 effect is left in flight. */
+  maxAttempts: number
+  /** First back-off; doubled per try, capped at 30 s; a service's Retry-After wins. */
+  backoffMs: number
+}
+
+export interface GateContext {
+  store: Store
+  targets: Map<string, EffectTarget>
+  policy: Policy
+  retry: RetryOptions
+  sleep(ms: number): Promise<void>
+}
+
+export function targetOf(ctx: GateContext, name: string): EffectTarget {
+  const t = ctx.targets.get(name)
+  if (!t) {
+    throw new NotFoundError(`no target named ${JSON.stringify(name)} is registered`, {
+      hint: `Declare it under [targets.${name}] in interlock.toml, or register it with gate.register().`,
+      context: { target: name, known: [...ctx.targets.keys()] },
+    })
+  }
+  return t
+}
+
+/**
+ * Makes one state change durable, then passes its crash point. Returns the new
+ * snapshot, or the current one when another writer moved the effect first.
+ */
+export async function transition(
+  ctx: GateContext,
+  snap: EffectSnapshot,
+  to: State,
+  data: JsonObject,
+): Promise<{ moved: true; snap: EffectSnapshot } | { moved: false; current: EffectSnapshot }> {
+  const [result] = await ctx.store.append([{ effectId: snap.effect.id, from: snap.state, to, data }])
+  if (!result!.ok) {
+    if (!result!.current) throw new ConflictError(`effect ${snap.effect.id} vanished from the journal while it was ${snap.state}`)
+    return { moved: false, current: result!.current }
+  }
+  await crashPoint(stateCrashPoint(to), snap.effect.id)
+  const r = result!.record
+  return { moved: true, snap: { ...snap, state: to, seq: r.seq, detail: data, updatedAt: r.at } }
+}
+
+export function proposal(effect: Effect, tier: Tier): JsonObject {
+  const e: JsonObject = {
+    id: effect.id,
+    thread: effect.thread,
+    target: effect.target,
+    action: effect.action,
+    args: effect.args,
+    premises: effect.premises,
+  }
+  if (effect.key !== undefined) e.key = effect.key
+  return { effect: e, tier }
+}

@@ -1,0 +1,107 @@
+/**
+ * The gate: every side effect goes through `submit`, which journals it
+ * durably, re-checks its premises, dispatches it by its target's tier and
+ * records the outcome; `recover` finishes what a crash interrupted.
+ */
+import { advance } from './advance.js'
+import { toEffect, type EffectInput, type JsonObject, type Premises } from './effect.js'
+import { InputError } from './errors.js'
+import { proposal, targetOf, type GateContext, type RetryOptions } from './gate-context.js'
+import { outcomeOf, type SubmitOutcome } from './outcome.js'
+import { allowAll, type Policy } from './policy.js'
+import { recover, type RecoveryReport } from './recovery.js'
+import { crashPoint } from './crash-points.js'
+import type { Store } from './stores/store.js'
+import { assertTarget, type EffectTarget } from './targets/target.js'
+
+export interface GateOptions {
+  store: Store
+  targets?: Iterable<EffectTarget>
+  policy?: Policy
+  retry?: Partial<RetryOptions>
+  sleep?: (ms: number) => Promise<void>
+}
+
+export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, backoffMs: 200 }
+
+export class Gate {
+  private readonly ctx: GateContext
+  /** Effects this process is working on: a second submit joins the first instead of racing it. */
+  private readonly running = new Map<string, Promise<SubmitOutcome>>()
+
+  constructor(opts: GateOptions) {
+    this.ctx = {
+      store: opts.store,
+      targets: new Map(),
+      policy: opts.policy ?? allowAll,
+      retry: { ...DEFAULT_RETRY, ...opts.retry },
+      sleep: opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+    }
+    for (const t of opts.targets ?? []) this.register(t)
+  }
+
+  get store(): Store {
+    return this.ctx.store
+  }
+
+  /** Adds a target; refuses one that cannot honour its tier (a tier-2 target without query). */
+  register(target: EffectTarget): this {
+    assertTarget(target)
+    if (this.ctx.targets.has(target.name)) throw new InputError(`a target named ${JSON.stringify(target.name)} is already registered`)
+    this.ctx.targets.set(target.name, target)
+    return this
+  }
+
+  target(name: string): EffectTarget {
+    return targetOf(this.ctx, name)
+  }
+
+  /** Reads the premises an effect will rest on, through its target, at decision time. */
+  async capture(target: string, action: string, args: JsonObject): Promise<Premises> {
+    const t = targetOf(this.ctx, target)
+    if (!t.capture) throw new InputError(`target ${target} cannot capture premises; pass them with the effect`)
+    return t.capture(action, args)
+  }
+
+  /**
+   * Journals the effect and carries it as far as it can go. Submitting an
+   * effect id again returns the existing outcome and never applies twice, also
+   * while the first submit is still in flight.
+   */
+  submit(input: EffectInput): Promise<SubmitOutcome> {
+    const effect = toEffect(input)
+    const target = targetOf(this.ctx, effect.target)
+    const running = this.running.get(effect.id)
+    if (running) return running
+    const work = (async (): Promise<SubmitOutcome> => {
+      const [res] = await this.ctx.store.append([
+        { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, target.tier), effect, tier: target.tier },
+      ])
+      if (!res!.ok) {
+        // Already journaled, by an earlier run or another process: report where it stands.
+        return res!.current ? outcomeOf(res!.current) : { status: 'in_flight', effectId: effect.id, state: 'PROPOSED' }
+      }
+      await crashPoint('after-proposed', effect.id)
+      const r = res!.record
+      return advance(
+        this.ctx,
+        { effect, tier: target.tier, state: 'PROPOSED', seq: r.seq, detail: {}, createdAt: r.at, updatedAt: r.at },
+        { recovering: false },
+      )
+    })()
+    this.running.set(effect.id, work)
+    const forget = () => this.running.delete(effect.id)
+    work.then(forget, forget)
+    return work
+  }
+
+  /** Finishes what a crash interrupted (DESIGN.md's recovery table), in one journal read. */
+  recover(): Promise<RecoveryReport> {
+    return recover(this.ctx, (id) => this.running.has(id))
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.running.values()])
+    for (const t of this.ctx.targets.values()) await t.close?.()
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * What `gate.submit` and recovery say happened to an effect. Every status but
+ * `in_flight` is final for the caller; `in_flight` means the effect is durable
+ * and recovery (or the process already working on it) will finish it.
+ */
+import type { JsonObject } from './canonical-json.js'
+import type { EffectSnapshot, Receipt } from './effect.js'
+import type { State } from './lifecycle.js'
+
+export type SubmitOutcome =
+  /** `via`: 'query' when a tier-2 target reported it had already happened (recovery). */
+  | { status: 'committed'; effectId: string; receipt: Receipt; via: 'apply' | 'query' }
+  | { status: 'rejected'; effectId: string; violations: string[] }
+  | { status: 'held'; effectId: string; rule: string }
+  | { status: 'failed'; effectId: string; reason: string }
+  | { status: 'ambiguous'; effectId: string; reason: string }
+  | { status: 'in_flight'; effectId: string; state: State; reason?: string }
+
+export type OutcomeStatus = SubmitOutcome['status']
+
+/** The outcome a journaled effect stands at. */
+export function outcomeOf(s: EffectSnapshot): SubmitOutcome {
+  const effectId = s.effect.id
+  const d: JsonObject = s.detail ?? {}
+  switch (s.state) {
+    case 'COMMITTED':
+      return { status: 'committed', effectId, receipt: (d.receipt as Receipt) ?? {}, via: d.via === 'query' ? 'query' : 'apply' }
+    case 'REJECTED':
+      return { status: 'rejected', effectId, violations: Array.isArray(d.violations) ? d.violations.map(String) : [] }
+    case 'FAILED':
+      return { status: 'failed', effectId, reason: String(d.reason ?? 'refused by the target') }
+    case 'AMBIGUOUS':
+      return { status: 'ambiguous', effectId, reason: String(d.reason ?? 'outcome unknown') }
+    case 'HELD':
+      return { status: 'held', effectId, rule: String(d.rule ?? 'policy') }
+    default:
+      return { status: 'in_flight', effectId, state: s.state }
+  }
+}

@@ -1,0 +1,248 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { InputError, NotFoundError, StoreUnavailableError } from '../../src/core/errors.js'
+import { Gate } from '../../src/core/gate.js'
+import { openStore } from '../../src/core/stores/open.js'
+import type { Store } from '../../src/core/stores/store.js'
+import { CountingTarget } from '../helpers/counting-target.js'
+
+let dir: string
+let store: Store
+const noSleep = async () => {}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'interlock-gate-'))
+  store = await openStore({ kind: 'sqlite', path: join(dir, 'journal.db') })
+})
+afterEach(async () => {
+  await store.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+function gateWith(...targets: CountingTarget[]) {
+  return new Gate({ store, targets, sleep: noSleep, retry: { maxAttempts: 3, backoffMs: 1 } })
+}
+const effect = (target: string, n = 1) => ({ thread: 't', target, action: 'do', args: { n } })
+
+async function states(id: string) {
+  return (await store.history(id)).map((r) => r.state)
+}
+
+describe('gate.submit', () => {
+  it('journals PROPOSED, AUTHORIZED, DISPATCHED, COMMITTED around one apply', async () => {
+    const t = new CountingTarget('t1', 1)
+    const gate = gateWith(t)
+    const out = await gate.submit(effect('t1'))
+    expect(out.status).toBe('committed')
+    expect(t.count(out.effectId)).toBe(1)
+    expect(await states(out.effectId)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
+    if (out.status === 'committed') expect(out.receipt).toEqual({ applied: out.effectId })
+  })
+
+  it('sends nothing before DISPATCHED is durable', async () => {
+    const t = new CountingTarget('t1', 1)
+    const seen: string[] = []
+    t.onApply = async (e) => {
+      // A second store handle reads what is on disk, not what this handle cached.
+      const other = await openStore({ kind: 'sqlite', path: join(dir, 'journal.db') })
+      seen.push((await other.get(e.id))!.state)
+      await other.close()
+    }
+    await gateWith(t).submit(effect('t1'))
+    expect(seen).toEqual(['DISPATCHED'])
+  })
+
+  it('rejects a stale premise without applying', async () => {
+    const t = new CountingTarget('t1', 2)
+    t.violations = ['balance changed since the decision']
+    const out = await gateWith(t).submit(effect('t1'))
+    expect(out).toMatchObject({ status: 'rejected', violations: ['balance changed since the decision'] })
+    expect(t.calls.size).toBe(0)
+    expect(await states(out.effectId)).toEqual(['PROPOSED', 'AUTHORIZED', 'REJECTED'])
+  })
+
+  it('applies once when the same effect is submitted twice at once, and once more later', async () => {
+    const t = new CountingTarget('t3', 3)
+    const gate = gateWith(t)
+    const [a, b] = await Promise.all([gate.submit(effect('t3')), gate.submit(effect('t3'))])
+    expect(a).toEqual(b)
+    const c = await gate.submit(effect('t3'))
+    expect(c).toEqual(a)
+    expect(t.calls.get(a.effectId)).toBe(1)
+  })
+
+  it('returns the existing outcome to a second gate on the same journal', async () => {
+    const t = new CountingTarget('t3', 3)
+    const first = await gateWith(t).submit(effect('t3'))
+    const t2 = new CountingTarget('t3', 3)
+    const second = await gateWith(t2).submit(effect('t3'))
+    expect(second).toEqual(first)
+    expect(t2.calls.size).toBe(0)
+  })
+
+  it('tier 1: an unknown outcome is retried with the same effect id and lands once', async () => {
+    const t = new CountingTarget('t1', 1)
+    t.faults = [{ kind: 'unknown', afterApplying: true }, { kind: 'throw' }]
+    const out = await gateWith(t).submit(effect('t1'))
+    expect(out.status).toBe('committed')
+    expect(t.calls.get(out.effectId)).toBe(3)
+    expect(t.count(out.effectId)).toBe(1)
+  })
+
+  it('tier 2: an unknown outcome is settled by asking the target', async () => {
+    const t = new CountingTarget('t2', 2)
+    t.faults = [{ kind: 'unknown', afterApplying: true }]
+    const out = await gateWith(t).submit(effect('t2'))
+    expect(out).toMatchObject({ status: 'committed', via: 'query' })
+    expect(t.count(out.effectId)).toBe(1)
+    expect(t.calls.get(out.effectId)).toBe(1)
+  })
+
+  it('tier 2: not found after an unknown outcome, it applies again', async () => {
+    const t = new CountingTarget('t2', 2)
+    t.faults = [{ kind: 'unknown' }]
+    const out = await gateWith(t).submit(effect('t2'))
+    expect(out).toMatchObject({ status: 'committed', via: 'apply' })
+    expect(t.count(out.effectId)).toBe(1)
+    expect(t.queries).toEqual([out.effectId])
+  })
+
+  it('tier 3: an unknown outcome is AMBIGUOUS and never resent', async () => {
+    const t = new CountingTarget('t3', 3)
+    t.faults = [{ kind: 'throw', afterApplying: true }]
+    const out = await gateWith(t).submit(effect('t3'))
+    expect(out.status).toBe('ambiguous')
+    expect(t.calls.get(out.effectId)).toBe(1)
+    expect(await states(out.effectId)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AMBIGUOUS'])
+  })
+
+  it('resends what was never sent, whatever the tier', async () => {
+    const t = new CountingTarget('t3', 3)
+    t.faults = [{ kind: 'not-sent' }, { kind: 'retry-later', retryAfterMs: 1 }]
+    const out = await gateWith(t).submit(effect('t3'))
+    expect(out.status).toBe('committed')
+    expect(t.count(out.effectId)).toBe(1)
+  })
+
+  it('a definite refusal is FAILED; a pushed-down premise is REJECTED', async () => {
+    const t = new CountingTarget('t2', 2)
+    t.faults = [{ kind: 'refused' }, { kind: 'premise' }]
+    const gate = gateWith(t)
+    expect(await gate.submit(effect('t2', 1))).toMatchObject({ status: 'failed', reason: 'injected refused' })
+    expect(await gate.submit(effect('t2', 2))).toMatchObject({ status: 'rejected', violations: ['injected premise'] })
+  })
+
+  it('leaves an effect in flight when tries run out, and recovery finishes it once', async () => {
+    const t = new CountingTarget('t1', 1)
+    t.faults = [{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown', afterApplying: true }]
+    const gate = gateWith(t)
+    const out = await gate.submit(effect('t1'))
+    expect(out).toMatchObject({ status: 'in_flight', state: 'DISPATCHED' })
+    const report = await gate.recover()
+    expect(report.effects).toMatchObject([{ effectId: out.effectId, action: 're-applied', outcome: { status: 'committed' } }])
+    expect(t.count(out.effectId)).toBe(1)
+  })
+
+  it('holds what policy holds, without dispatching', async () => {
+    const t = new CountingTarget('t1', 1)
+    const gate = new Gate({ store, targets: [t], policy: { evaluate: () => ({ rule: 'big-refunds' }) } })
+    const out = await gate.submit(effect('t1'))
+    expect(out).toEqual({ status: 'held', effectId: out.effectId, rule: 'big-refunds' })
+    expect(t.calls.size).toBe(0)
+    expect((await gate.recover()).effects).toMatchObject([{ action: 'waiting', found: 'HELD' }])
+  })
+
+  it('dispatches nothing when DISPATCHED cannot be made durable', async () => {
+    const t = new CountingTarget('t1', 1)
+    const failing: Store = Object.create(store)
+    failing.append = async (reqs) => {
+      if (reqs.some((r) => r.to === 'DISPATCHED')) throw new StoreUnavailableError('disk full')
+      return store.append(reqs)
+    }
+    const gate = new Gate({ store: failing, targets: [t] })
+    await expect(gate.submit(effect('t1'))).rejects.toThrow('disk full')
+    expect(t.calls.size).toBe(0)
+  })
+
+  it('refuses a tier-2 target without query, and an unknown target', () => {
+    const t = new CountingTarget('t2', 2)
+    delete t.query
+    expect(() => gateWith(t)).toThrow(InputError)
+    expect(() => gateWith(t)).toThrow(/tier-2 target must implement query/)
+    expect(() => gateWith().submit(effect('nope'))).toThrow(NotFoundError)
+  })
+})
+
+describe('gate.recover', () => {
+  async function journalAt(state: 'PROPOSED' | 'AUTHORIZED' | 'DISPATCHED', t: CountingTarget) {
+    const gate = gateWith(t)
+    const path: ('AUTHORIZED' | 'DISPATCHED')[] = state === 'PROPOSED' ? [] : state === 'AUTHORIZED' ? ['AUTHORIZED'] : ['AUTHORIZED', 'DISPATCHED']
+    const { toEffect } = await import('../../src/core/effect.js')
+    const { proposal } = await import('../../src/core/gate-context.js')
+    const e = toEffect(effect(t.name))
+    await store.append([{ effectId: e.id, from: null, to: 'PROPOSED', data: proposal(e, t.tier), effect: e, tier: t.tier }])
+    let from: 'PROPOSED' | 'AUTHORIZED' = 'PROPOSED'
+    for (const to of path) {
+      await store.append([{ effectId: e.id, from, to, data: {} }])
+      from = to as 'AUTHORIZED'
+    }
+    return { gate, id: e.id }
+  }
+
+  it.each([1, 2, 3] as const)('continues PROPOSED and AUTHORIZED effects on tier %i, premises re-checked', async (tier) => {
+    for (const state of ['PROPOSED', 'AUTHORIZED'] as const) {
+      const t = new CountingTarget(`t${tier}${state}`, tier)
+      const { gate, id } = await journalAt(state, t)
+      const report = await gate.recover()
+      expect(report.effects).toMatchObject([{ effectId: id, found: state, action: 'resumed', outcome: { status: 'committed' } }])
+      expect(t.count(id)).toBe(1)
+    }
+  })
+
+  it('DISPATCHED, tier 1: re-applies with the same key', async () => {
+    const t = new CountingTarget('t1', 1)
+    const { gate, id } = await journalAt('DISPATCHED', t)
+    t.applied.set(id, 1) // it had landed before the crash
+    const report = await gate.recover()
+    expect(report.effects).toMatchObject([{ action: 're-applied', outcome: { status: 'committed' } }])
+    expect(t.calls.get(id)).toBe(1)
+    expect(t.count(id)).toBe(1)
+  })
+
+  it('DISPATCHED, tier 2: found by query, not applied again', async () => {
+    const t = new CountingTarget('t2', 2)
+    const { gate, id } = await journalAt('DISPATCHED', t)
+    t.applied.set(id, 1)
+    const report = await gate.recover()
+    expect(report.effects).toMatchObject([{ action: 'found-by-query', outcome: { status: 'committed', via: 'query' } }])
+    expect(t.calls.size).toBe(0)
+  })
+
+  it('DISPATCHED, tier 2: not found, applied once', async () => {
+    const t = new CountingTarget('t2', 2)
+    const { gate, id } = await journalAt('DISPATCHED', t)
+    const report = await gate.recover()
+    expect(report.effects).toMatchObject([{ action: 'applied-after-query', outcome: { status: 'committed' } }])
+    expect(t.count(id)).toBe(1)
+  })
+
+  it('DISPATCHED, tier 3: AMBIGUOUS, never resent; a second recovery leaves it waiting', async () => {
+    const t = new CountingTarget('t3', 3)
+    const { gate, id } = await journalAt('DISPATCHED', t)
+    const report = await gate.recover()
+    expect(report.effects).toMatchObject([{ action: 'marked-ambiguous', outcome: { status: 'ambiguous' } }])
+    expect(t.calls.size).toBe(0)
+    expect((await gate.recover()).effects).toMatchObject([{ effectId: id, action: 'waiting', found: 'AMBIGUOUS' }])
+  })
+
+  it('reads the journal once and leaves terminal effects alone', async () => {
+    const t = new CountingTarget('t1', 1)
+    const gate = gateWith(t)
+    for (let i = 0; i < 5; i++) await gate.submit(effect('t1', i))
+    const report = await gate.recover()
+    expect(report.effects).toEqual([])
+    expect(report.recordsRead).toBe(20)
+  })
+})
