@@ -1,0 +1,128 @@
+/**
+ * The one base of every `interlock` command. It owns what commands must not
+ * each reinvent: the --config flag and lazy config loading, the --json
+ * envelope, redaction of secrets from every output, error formatting with
+ * hints, and exit codes. Commands stay a few lines: parse (done here), call
+ * the library, print a table or return the typed result.
+ *
+ * Exit codes: oclif reads `err.exitCode` in --json mode and `err.oclif.exit`
+ * otherwise, so catch() sets both, then lets oclif exit without printing
+ * (we already printed, in our format). See TOOLCHAIN.md.
+ */
+import { format } from 'node:util'
+import { Command, Errors, Flags, type Interfaces } from '@oclif/core'
+import { CONFIG_ENV_VAR, loadConfig } from '../core/config/load.js'
+import { redact, redactValue } from '../core/config/redact.js'
+import type { InterlockConfig } from '../core/config/types.js'
+import { describeFailure, failureEnvelope, formatFailure } from './error-output.js'
+import { type Cell, renderTable } from './table.js'
+
+export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof BaseCommand)['baseFlags'] & T['flags']
+>
+export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
+
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static override enableJsonFlag = true
+
+  static override baseFlags = {
+    config: Flags.string({
+      char: 'c',
+      env: CONFIG_ENV_VAR,
+      helpValue: '<file>',
+      defaultHelp: async () => './interlock.toml',
+      description: 'Config file to use.',
+      helpGroup: 'GLOBAL',
+    }),
+  }
+
+  /**
+   * When true and no config file was asked for or found, the command runs on
+   * the embedded default (SQLite in the working directory, no targets).
+   * Commands that act on targets or a shared store leave this false.
+   */
+  static allowDefaultConfig = false
+
+  protected flags!: CommandFlags<T>
+  protected args!: CommandArgs<T>
+
+  private loadedConfig?: InterlockConfig
+  private readonly extraSecrets = new Set<string>()
+
+  override async init(): Promise<void> {
+    await super.init()
+    const ctor = this.ctor as typeof BaseCommand & T
+    const { args, flags } = await this.parse({
+      args: ctor.args,
+      baseFlags: ctor.baseFlags,
+      enableJsonFlag: ctor.enableJsonFlag,
+      flags: ctor.flags,
+      strict: ctor.strict,
+    })
+    this.flags = flags as CommandFlags<T>
+    this.args = args as CommandArgs<T>
+  }
+
+  /** interlock.toml, loaded and validated on first use (a ConfigError exits 3). */
+  protected async interlockConfig(): Promise<InterlockConfig> {
+    if (!this.loadedConfig) {
+      this.loadedConfig = loadConfig({
+        path: this.flags?.config,
+        cwd: process.cwd(),
+        env: process.env,
+        allowMissing: (this.ctor as typeof BaseCommand).allowDefaultConfig,
+      })
+    }
+    return this.loadedConfig
+  }
+
+  /** Values to scrub from all output besides the config's own secrets (e.g. a token read at run time). */
+  protected addSecret(value: string): void {
+    if (value) this.extraSecrets.add(value)
+  }
+
+  protected secrets(): string[] {
+    return [...(this.loadedConfig?.secrets ?? []), ...this.extraSecrets]
+  }
+
+  /** Prints a table for people; nothing under --json, where run()'s return value is the output. */
+  protected table(head: readonly string[], rows: readonly (readonly Cell[])[]): void {
+    this.log(renderTable(head, rows, Boolean(process.stdout.isTTY)))
+  }
+
+  // Every human line goes through here: scrub secrets once, for all commands.
+  override log(message: unknown = '', ...args: unknown[]): void {
+    super.log(redact(format(message, ...args), this.secrets()))
+  }
+
+  override logToStderr(message: unknown = '', ...args: unknown[]): void {
+    super.logToStderr(redact(format(message, ...args), this.secrets()))
+  }
+
+  protected override toSuccessJson(result: unknown): unknown {
+    return redactValue(result, this.secrets())
+  }
+
+  protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
+    // this.exit(n) is a request, not a failure.
+    if (error instanceof Errors.ExitError) throw error
+
+    const failure = describeFailure(error, this.id)
+    const secrets = this.secrets()
+    if (this.jsonEnabled()) {
+      this.logJson(redactValue(failureEnvelope(failure), secrets))
+    } else {
+      const debug = process.env.INTERLOCK_DEBUG === '1'
+      process.stderr.write(`${redact(formatFailure(failure, debug), secrets)}\n`)
+    }
+
+    process.exitCode = failure.exitCode
+    const exit = Object.assign(error instanceof Error ? error : new Error(String(error)), {
+      exitCode: failure.exitCode,
+      oclif: { exit: failure.exitCode },
+      // Already printed above; oclif's handler would print it again, with a stack.
+      skipOclifErrorHandling: true,
+    })
+    throw exit
+  }
+}

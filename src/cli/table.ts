@@ -1,0 +1,32 @@
+/**
+ * Tables for people (STYLE habit 8). On a terminal: boxed, bold headings. Off
+ * a terminal (pipes, CI logs, files): plain space-aligned columns with no
+ * escape codes, so `grep`/`awk` work on the output.
+ */
+import Table from 'cli-table3'
+
+export type Cell = string | number | boolean | null | undefined
+
+const PLAIN_CHARS = {
+  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
+  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+  left: '', 'left-mid': '', mid: '', 'mid-mid': '',
+  right: '', 'right-mid': '', middle: '  ',
+}
+
+export function renderTable(head: readonly string[], rows: readonly (readonly Cell[])[], tty: boolean): string {
+  const table = tty
+    ? new Table({ head: [...head], style: { head: ['bold'], border: [] } })
+    : new Table({
+        head: [...head],
+        chars: PLAIN_CHARS,
+        style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
+      })
+  for (const row of rows) table.push(row.map(cellText))
+  const text = table.toString()
+  return tty ? text : text.split('\n').map((line) => line.trimEnd()).join('\n')
+}
+
+function cellText(cell: Cell): string {
+  return cell === null || cell === undefined ? '' : String(cell)
+}

@@ -1,0 +1,50 @@
+import { BaseCommand } from '../../cli/base-command.js'
+import type { InterlockConfig, TargetConfig } from '../../core/config/types.js'
+
+export default class ConfigShow extends BaseCommand<typeof ConfigShow> {
+  static override summary = 'Validate interlock.toml and show the configuration in effect.'
+  static override description = `Loads the config file (--config, else $INTERLOCK_CONFIG, else ./interlock.toml), validates every key, expands \${VAR} references and applies defaults. Values that came from environment variables are shown as ***. With no config file, shows the embedded default (SQLite in the current folder, no targets).`
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --config deploy/interlock.toml',
+    '<%= config.bin %> <%= command.id %> --json',
+  ]
+  static override allowDefaultConfig = true
+
+  async run(): Promise<InterlockConfig> {
+    const config = await this.interlockConfig()
+
+    this.log(`Config: ${config.file ?? 'embedded default (no interlock.toml found)'}`)
+    this.log()
+    this.table(['store', 'value'], storeRows(config))
+    this.log()
+    this.table(['gate', 'value'], [
+      ['max_attempts', config.gate.maxAttempts],
+      ['backoff_ms', config.gate.backoffMs],
+    ])
+    this.log()
+    const names = Object.keys(config.targets).sort()
+    if (names.length === 0) this.log('No targets.')
+    else this.table(['target', 'type', 'tier', 'where', 'details'], names.map((n) => targetRow(n, config.targets[n]!)))
+
+    return config
+  }
+}
+
+function storeRows(config: InterlockConfig): [string, string][] {
+  const { store } = config
+  return store.kind === 'sqlite'
+    ? [['kind', 'sqlite'], ['path', store.path]]
+    : [['kind', 'postgres'], ['url', store.url], ['schema', store.schema]]
+}
+
+function targetRow(name: string, target: TargetConfig): (string | number)[] {
+  if (target.type === 'repo') {
+    return [name, 'repo', 2, target.path, `branch=${target.branch} author=${target.author}`]
+  }
+  const details = [`method=${target.method}`, `timeout_ms=${target.timeoutMs}`, `connect_timeout_ms=${target.connectTimeoutMs}`]
+  if (target.queryUrl) details.push(`query_url=${target.queryUrl}`)
+  if (target.premiseUrl) details.push(`premise_url=${target.premiseUrl}`)
+  for (const [header, value] of Object.entries(target.headers)) details.push(`${header}: ${value}`)
+  return [name, 'http', target.tier, target.url, details.join('\n')]
+}

@@ -1,0 +1,28 @@
+/**
+ * Default values of interlock.toml, in one place so the schema descriptions,
+ * the example file and the loader can be checked against each other.
+ */
+import { resolve } from 'node:path'
+import type { InterlockConfig } from './types.js'
+
+export const DEFAULTS = {
+  sqlitePath: './interlock.db',
+  postgresSchema: 'interlock',
+  maxAttempts: 5,
+  backoffMs: 200,
+  repoBranch: 'main',
+  repoAuthor: 'Interlock <interlock@localhost>',
+  httpMethod: 'POST',
+  timeoutMs: 10_000,
+  connectTimeoutMs: 3_000,
+} as const
+
+/** The embedded default used when no interlock.toml exists: SQLite in `dir`, no targets. */
+export function defaultConfig(dir: string): InterlockConfig {
+  return {
+    store: { kind: 'sqlite', path: resolve(dir, DEFAULTS.sqlitePath) },
+    gate: { maxAttempts: DEFAULTS.maxAttempts, backoffMs: DEFAULTS.backoffMs },
+    targets: {},
+    secrets: [],
+  }
+}

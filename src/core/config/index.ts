@@ -1,0 +1,5 @@
+export { loadConfig, parseConfig, CONFIG_ENV_VAR, CONFIG_FILE_NAME, type LoadConfigOptions } from './load.js'
+export { defaultConfig, DEFAULTS } from './defaults.js'
+export { redact, redactValue, REDACTED } from './redact.js'
+export { configSchema } from './schema.js'
+export type * from './types.js'

@@ -1,0 +1,132 @@
+/**
+ * Finds, reads, parses, validates and resolves interlock.toml.
+ *
+ * Which file: `path` if given, else $INTERLOCK_CONFIG, else ./interlock.toml
+ * in `cwd`. The environment variable comes before the working-directory file
+ * so the library and the CLI (`--config`, env INTERLOCK_CONFIG) pick the same
+ * file. A file that was asked for must exist; the working-directory default
+ * may be absent when the caller allows it, and then the embedded default
+ * (defaultConfig) applies.
+ *
+ * Every user-caused failure is a ConfigError (exit code 3) whose problems
+ * each name a TOML key path; all problems are reported at once.
+ */
+import { readFileSync } from 'node:fs'
+import { dirname, relative, resolve } from 'node:path'
+import { parse, TomlError } from 'smol-toml'
+import { ConfigError } from '../errors.js'
+import { defaultConfig } from './defaults.js'
+import { expandEnv } from './expand-env.js'
+import { normalizeGate, normalizeStore, normalizeTarget } from './normalize.js'
+import type { InterlockConfig, TargetConfig } from './types.js'
+import { validateConfigDocument } from './validate.js'
+
+export const CONFIG_FILE_NAME = 'interlock.toml'
+export const CONFIG_ENV_VAR = 'INTERLOCK_CONFIG'
+
+const HINT_FIX =
+  'Fix the keys listed; every key is documented in interlock.toml.example and schemas/interlock.schema.json.'
+
+export interface LoadConfigOptions {
+  /** Config file to read (relative to `cwd`); it must exist. */
+  path?: string
+  /** Folder to look in and resolve `path` against. Default: process.cwd(). */
+  cwd?: string
+  /** Where `${VAR}` and INTERLOCK_CONFIG are looked up. Default: process.env. */
+  env?: Record<string, string | undefined>
+  /** With no file asked for and none in `cwd`, return defaultConfig(cwd) instead of failing. */
+  allowMissing?: boolean
+}
+
+export function loadConfig(options: LoadConfigOptions = {}): InterlockConfig {
+  const cwd = resolve(options.cwd ?? process.cwd())
+  const env = options.env ?? process.env
+  const asked = options.path ?? nonEmpty(env[CONFIG_ENV_VAR])
+  const file = resolve(cwd, asked ?? CONFIG_FILE_NAME)
+  const shown = relative(cwd, file) || file
+
+  const text = readConfigText(file, shown, asked !== undefined)
+  if (text === undefined) {
+    if (options.allowMissing) return defaultConfig(cwd)
+    throw new ConfigError(`no ${CONFIG_FILE_NAME} in ${cwd}`, [], {
+      hint: `Create one from interlock.toml.example, or pass --config <file> (or set ${CONFIG_ENV_VAR}).`,
+      context: { file },
+    })
+  }
+  return parseConfig(text, { file, shown, env })
+}
+
+/** Parses and resolves config text as if read from `file` (which decides relative paths). */
+export function parseConfig(
+  text: string,
+  options: { file: string; shown?: string; env?: Record<string, string | undefined> },
+): InterlockConfig {
+  const file = resolve(options.file)
+  const shown = options.shown ?? file
+  const doc = parseToml(text, file, shown)
+
+  const schemaProblems = validateConfigDocument(doc)
+  const expanded = expandEnv(doc, options.env ?? process.env)
+  const problems = [...schemaProblems, ...expanded.problems]
+  if (problems.length > 0) {
+    throw new ConfigError(`${shown} is invalid: ${plural(problems.length, 'problem')}`, problems, {
+      hint: HINT_FIX,
+      context: { file },
+    })
+  }
+
+  const dir = dirname(file)
+  const raw = expanded.value as Record<string, Record<string, unknown> | undefined>
+  const targets: Record<string, TargetConfig> = {}
+  for (const [name, target] of Object.entries((raw.targets ?? {}) as Record<string, Record<string, unknown>>)) {
+    targets[name] = normalizeTarget(target, dir)
+  }
+  return {
+    file,
+    store: normalizeStore(raw.store, dir),
+    gate: normalizeGate(raw.gate),
+    targets,
+    secrets: expanded.secrets,
+  }
+}
+
+/** undefined when the file does not exist and was not asked for. */
+function readConfigText(file: string, shown: string, asked: boolean): string | undefined {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' && !asked) return undefined
+    const why = code === 'ENOENT' ? 'not found' : code === 'EISDIR' ? 'is a folder' : 'cannot be read'
+    throw new ConfigError(`config file ${shown} ${why}`, [], {
+      hint:
+        code === 'ENOENT'
+          ? `Check the path given with --config or ${CONFIG_ENV_VAR}; start from interlock.toml.example.`
+          : 'Point --config at a readable interlock.toml file.',
+      context: { file, errno: code },
+      cause: error,
+    })
+  }
+}
+
+function parseToml(text: string, file: string, shown: string): unknown {
+  try {
+    return parse(text)
+  } catch (error) {
+    if (!(error instanceof TomlError)) throw error
+    const reason = error.message.split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '')
+    throw new ConfigError(
+      `${shown}:${error.line}:${error.column}: TOML syntax error: ${reason}`,
+      [`line ${error.line}, column ${error.column}: ${reason}\n${error.codeblock}`],
+      { hint: 'Fix the TOML syntax at that line; see https://toml.io for the format.', context: { file, line: error.line, column: error.column }, cause: error },
+    )
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`
+}

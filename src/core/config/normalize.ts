@@ -1,0 +1,60 @@
+/**
+ * A validated, env-expanded document → the typed InterlockConfig: defaults
+ * applied, snake_case → camelCase, relative paths resolved against the config
+ * file's folder (so the file means the same thing from any working directory).
+ *
+ * The casts below are safe only because the document passed the schema
+ * (STYLE habit 2: validate once, at the edge).
+ */
+import { isAbsolute, resolve } from 'node:path'
+import type { Tier } from '../effect.js'
+import { DEFAULTS } from './defaults.js'
+import type { GateConfig, HttpTargetConfig, StoreConfig, TargetConfig } from './types.js'
+
+type Table = Record<string, unknown>
+
+export function normalizeStore(raw: Table | undefined, dir: string): StoreConfig {
+  if (raw?.kind === 'postgres') {
+    return {
+      kind: 'postgres',
+      url: raw.url as string,
+      schema: (raw.schema as string | undefined) ?? DEFAULTS.postgresSchema,
+    }
+  }
+  return { kind: 'sqlite', path: resolvePath(dir, (raw?.path as string | undefined) ?? DEFAULTS.sqlitePath) }
+}
+
+export function normalizeGate(raw: Table | undefined): GateConfig {
+  return {
+    maxAttempts: (raw?.max_attempts as number | undefined) ?? DEFAULTS.maxAttempts,
+    backoffMs: (raw?.backoff_ms as number | undefined) ?? DEFAULTS.backoffMs,
+  }
+}
+
+export function normalizeTarget(raw: Table, dir: string): TargetConfig {
+  if (raw.type === 'repo') {
+    return {
+      type: 'repo',
+      path: resolvePath(dir, raw.path as string),
+      branch: (raw.branch as string | undefined) ?? DEFAULTS.repoBranch,
+      author: (raw.author as string | undefined) ?? DEFAULTS.repoAuthor,
+    }
+  }
+  const target: HttpTargetConfig = {
+    type: 'http',
+    tier: raw.tier as Tier,
+    url: raw.url as string,
+    method: (raw.method as HttpTargetConfig['method'] | undefined) ?? DEFAULTS.httpMethod,
+    headers: { ...((raw.headers as Record<string, string> | undefined) ?? {}) },
+    timeoutMs: (raw.timeout_ms as number | undefined) ?? DEFAULTS.timeoutMs,
+    connectTimeoutMs: (raw.connect_timeout_ms as number | undefined) ?? DEFAULTS.connectTimeoutMs,
+  }
+  if (typeof raw.query_url === 'string') target.queryUrl = raw.query_url
+  if (typeof raw.premise_url === 'string') target.premiseUrl = raw.premise_url
+  return target
+}
+
+// `:memory:` is SQLite's in-process database, not a file name.
+function resolvePath(dir: string, path: string): string {
+  return path === ':memory:' || isAbsolute(path) ? path : resolve(dir, path)
+}

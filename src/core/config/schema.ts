@@ -1,0 +1,209 @@
+/**
+ * JSON Schema (draft-07) of interlock.toml, keys exactly as written in TOML.
+ *
+ * One schema serves two readers: the loader validates with it (ajv, all
+ * errors at once) and editors use the generated schemas/interlock.schema.json
+ * for completion and hover text, which is why every property has a
+ * `description`. Unknown keys are rejected everywhere (`additionalProperties:
+ * false`) because a misspelt key silently falling back to a default is how a
+ * safety setting gets lost.
+ *
+ * `patternErrorMessage` is the VS Code extension keyword for a readable
+ * pattern failure; the loader registers it with ajv and uses it too.
+ *
+ * String values may hold `${VAR}` references, expanded after validation, so
+ * patterns on expandable strings accept a leading `${`.
+ *
+ * Later sections (policy, operators, relay, reconcile) get their own entry in
+ * `properties` below when they exist.
+ */
+
+const DURATION_MAX_MS = 600_000
+
+const sqliteStore = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    kind: { const: 'sqlite', description: 'Embedded SQLite journal (the default).' },
+    path: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'Journal file. Relative paths are relative to the folder of this config file. Default "./interlock.db".',
+    },
+  },
+} as const
+
+const postgresStore = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    kind: { const: 'postgres', description: 'Shared PostgreSQL outbox, drained by one or more relays.' },
+    url: {
+      type: 'string',
+      minLength: 1,
+      pattern: '^(postgres(ql)?://|\\$\\{)',
+      patternErrorMessage: 'must be a postgres:// or postgresql:// URL, or a ${VAR} reference',
+      description: 'Connection string, usually "${INTERLOCK_DATABASE_URL}" so the password stays out of the file.',
+    },
+    schema: {
+      type: 'string',
+      pattern: '^[a-z_][a-z0-9_]{0,62}$',
+      patternErrorMessage: 'must be a lower-case SQL identifier (letters, digits, _; at most 63 characters)',
+      description: 'PostgreSQL schema holding Interlock\'s tables. Default "interlock".',
+    },
+  },
+} as const
+
+const store = {
+  type: 'object',
+  description: 'Where the journal lives: an SQLite file (default) or a PostgreSQL schema.',
+  properties: {
+    kind: {
+      enum: ['sqlite', 'postgres'],
+      description: 'Store engine: "sqlite" (default, embedded) or "postgres" (shared outbox).',
+    },
+  },
+  // Each kind allows only its own keys: a `url` under sqlite is a mistake, not a no-op.
+  if: { properties: { kind: { const: 'postgres' } }, required: ['kind'] },
+  then: postgresStore,
+  else: sqliteStore,
+} as const
+
+const gate = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'How the gate dispatches an effect.',
+  properties: {
+    max_attempts: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      description:
+        'Tries per dispatch before a tier 1 or 2 effect is left in flight for recovery. Default 5.',
+    },
+    backoff_ms: {
+      type: 'integer',
+      minimum: 0,
+      maximum: DURATION_MAX_MS,
+      description: 'First back-off between tries in milliseconds, doubled after each try. Default 200.',
+    },
+  },
+} as const
+
+const repoTarget = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'path'],
+  properties: {
+    type: { const: 'repo', description: 'A local git working repository (tier 2).' },
+    path: {
+      type: 'string',
+      minLength: 1,
+      description: 'Working repository. Relative paths are relative to the folder of this config file.',
+    },
+    branch: {
+      type: 'string',
+      minLength: 1,
+      description: 'Branch effects are committed to. Default "main".',
+    },
+    author: {
+      type: 'string',
+      pattern: '^(\\$\\{|[^<>]+ <[^<>]+>$)',
+      patternErrorMessage: 'must look like "Name <email>"',
+      description: 'Commit author, "Name <email>". Default "Interlock <interlock@localhost>".',
+    },
+  },
+} as const
+
+const httpUrl = (description: string) =>
+  ({
+    type: 'string',
+    pattern: '^(https?://|\\$\\{)',
+    patternErrorMessage: 'must be an http:// or https:// URL, or start with a ${VAR} reference',
+    description,
+  }) as const
+
+const httpTarget = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'tier', 'url'],
+  properties: {
+    type: { const: 'http', description: 'A service reached over HTTP.' },
+    tier: {
+      enum: [1, 2, 3],
+      description:
+        'What the service guarantees. 1: it deduplicates by idempotency key. 2: it can be asked whether the effect happened (needs query_url). 3: neither; a crash in flight becomes AMBIGUOUS.',
+    },
+    url: httpUrl('Where apply sends the request; {effect_id} and {action} are substituted.'),
+    method: {
+      enum: ['POST', 'PUT', 'PATCH', 'DELETE'],
+      description: 'HTTP method of the apply request. Default "POST".',
+    },
+    query_url: httpUrl(
+      'Tier 2 only, and required there: GET this to learn whether the effect happened (2xx: it did, 404: it did not). {effect_id} is substituted.',
+    ),
+    premise_url: httpUrl(
+      'Optional GET whose JSON body is the premise snapshot, captured at decision time and compared again before dispatch.',
+    ),
+    headers: {
+      type: 'object',
+      description: 'Extra request headers, e.g. Authorization = "Bearer ${API_TOKEN}".',
+      additionalProperties: { type: 'string', description: 'Header value.' },
+    },
+    timeout_ms: {
+      type: 'integer',
+      minimum: 1,
+      maximum: DURATION_MAX_MS,
+      description: 'Total time for one request, headers and body, in milliseconds. Default 10000.',
+    },
+    connect_timeout_ms: {
+      type: 'integer',
+      minimum: 1,
+      maximum: DURATION_MAX_MS,
+      description: 'Time to establish the connection, in milliseconds. Default 3000.',
+    },
+  },
+  // Tier 2 is defined by the query; on other tiers a query_url would be silently unused.
+  if: { properties: { tier: { const: 2 } }, required: ['tier'] },
+  then: { required: ['query_url'] },
+  else: { properties: { query_url: false } },
+} as const
+
+const target = {
+  type: 'object',
+  description: 'One effect target. `type` decides which other keys apply.',
+  required: ['type'],
+  properties: {
+    type: { enum: ['repo', 'http'], description: 'Kind of target: "repo" (local git) or "http".' },
+  },
+  allOf: [
+    { if: { properties: { type: { const: 'repo' } }, required: ['type'] }, then: repoTarget },
+    { if: { properties: { type: { const: 'http' } }, required: ['type'] }, then: httpTarget },
+  ],
+} as const
+
+export const configSchema = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  $id: 'https://interlock.dev/schemas/interlock.schema.json',
+  title: 'interlock.toml',
+  description: 'Configuration of Interlock: the store, the gate and the effect targets.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    store: store,
+    gate: gate,
+    targets: {
+      type: 'object',
+      description: 'Effect targets by name, as [targets.<name>] tables.',
+      propertyNames: {
+        pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$',
+        patternErrorMessage: 'target names use letters, digits, "_" and "-" (at most 64 characters)',
+      },
+      additionalProperties: target,
+    },
+  },
+} as const
+
+export type ConfigSchema = typeof configSchema
