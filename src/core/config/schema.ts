@@ -186,7 +186,6 @@ const target = {
 
 export const configSchema = {
   $schema: 'http://json-schema.org/draft-07/schema#',
-  $id: 'https://interlock.dev/schemas/interlock.schema.json',
   title: 'interlock.toml',
   description: 'Configuration of Interlock: the store, the gate and the effect targets.',
   type: 'object',
