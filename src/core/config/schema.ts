@@ -24,7 +24,8 @@ const sqliteStore = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    kind: { const: 'sqlite', description: 'Embedded SQLite journal (the default).' },
+    // The outer `store` schema checks the value; listed here so it is not an unknown key.
+    kind: { description: 'Embedded SQLite journal (the default).' },
     path: {
       type: 'string',
       minLength: 1,
@@ -39,7 +40,7 @@ const postgresStore = {
   additionalProperties: false,
   required: ['url'],
   properties: {
-    kind: { const: 'postgres', description: 'Shared PostgreSQL outbox, drained by one or more relays.' },
+    kind: { description: 'Shared PostgreSQL outbox, drained by one or more relays.' },
     url: {
       type: 'string',
       minLength: 1,

@@ -1,0 +1,196 @@
+/**
+ * The built binary, run as a user runs it: `node bin/run.js ...` in a fresh
+ * folder, judged only by exit code, stdout and stderr.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, inject, it } from 'vitest'
+
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+const SECRET = 'sk_live_e2e_Zq81xv'
+
+function interlock(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<Run> {
+  const bin = join(inject('cliRoot'), 'bin', 'run.js')
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: options.cwd,
+      // A clean environment: no INTERLOCK_* from the developer's shell, no colours.
+      env: { PATH: process.env.PATH ?? '', HOME: options.cwd, NO_COLOR: '1', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+function folder(config?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'interlock-e2e-'))
+  if (config !== undefined) writeFileSync(join(dir, 'interlock.toml'), config)
+  return dir
+}
+
+const GOOD = `
+[store]
+path = "journal.db"
+
+[targets.payments]
+type = "http"
+tier = 1
+url = "https://payments.example.com/v1/refunds"
+headers = { Authorization = "Bearer \${PAYMENTS_TOKEN}" }
+
+[targets.docs]
+type = "repo"
+path = "docs"
+`
+
+const BAD = `
+[store]
+pathh = "journal.db"
+
+[targets.payments]
+type = "http"
+tier = 7
+url = "https://payments.example.com/v1/refunds"
+`
+
+beforeAll(() => {
+  const buildError = inject('cliBuildError')
+  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
+})
+
+describe('interlock config show', () => {
+  it('prints the config for people and exits 0', async () => {
+    const cwd = folder(GOOD)
+    const run = await interlock(['config', 'show'], { cwd, env: { PAYMENTS_TOKEN: SECRET } })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain(join(cwd, 'journal.db'))
+    expect(run.stdout).toMatch(/payments\s+http\s+1\s+https:\/\/payments\.example\.com/)
+    expect(run.stdout).toContain('Bearer ***')
+  })
+
+  it('--json prints the typed config', async () => {
+    const cwd = folder(GOOD)
+    const run = await interlock(['config', 'show', '--json'], { cwd, env: { PAYMENTS_TOKEN: SECRET } })
+    expect(run.code).toBe(0)
+    const config = JSON.parse(run.stdout)
+    expect(config.store).toEqual({ kind: 'sqlite', path: join(cwd, 'journal.db') })
+    expect(config.targets.payments).toMatchObject({ type: 'http', tier: 1, method: 'POST', timeoutMs: 10000 })
+    expect(config.targets.payments.headers.Authorization).toBe('Bearer ***')
+    expect(config.targets.docs).toEqual({
+      type: 'repo',
+      path: join(cwd, 'docs'),
+      branch: 'main',
+      author: 'Interlock <interlock@localhost>',
+    })
+  })
+
+  it('never shows a secret from the environment, in any mode', async () => {
+    const cwd = folder(GOOD)
+    for (const args of [['config', 'show'], ['config', 'show', '--json']]) {
+      const run = await interlock(args, { cwd, env: { PAYMENTS_TOKEN: SECRET, INTERLOCK_DEBUG: '1' } })
+      expect(run.code).toBe(0)
+      expect(run.stdout + run.stderr).not.toContain(SECRET)
+    }
+  })
+
+  it('reads the file named by --config or INTERLOCK_CONFIG', async () => {
+    const cwd = folder()
+    writeFileSync(join(cwd, 'other.toml'), '[gate]\nmax_attempts = 9\n')
+    const byFlag = await interlock(['config', 'show', '--json', '--config', 'other.toml'], { cwd })
+    const byEnv = await interlock(['config', 'show', '--json'], { cwd, env: { INTERLOCK_CONFIG: 'other.toml' } })
+    expect(JSON.parse(byFlag.stdout).gate.maxAttempts).toBe(9)
+    expect(JSON.parse(byEnv.stdout).gate.maxAttempts).toBe(9)
+  })
+
+  it('with no config file shows the embedded default', async () => {
+    const cwd = folder()
+    const run = await interlock(['config', 'show', '--json'], { cwd })
+    expect(run.code).toBe(0)
+    expect(JSON.parse(run.stdout)).toMatchObject({ store: { kind: 'sqlite', path: join(cwd, 'interlock.db') }, targets: {} })
+  })
+
+  it('--help has a description and examples', async () => {
+    const run = await interlock(['config', 'show', '--help'], { cwd: folder() })
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('DESCRIPTION')
+    expect(run.stdout).toContain('$ interlock config show --json')
+    expect(run.stdout).toContain('INTERLOCK_CONFIG')
+  })
+})
+
+describe('errors and exit codes', () => {
+  it('a bad config exits 3, names every key path on stderr, and shows no stack trace', async () => {
+    const run = await interlock(['config', 'show'], { cwd: folder(BAD) })
+    expect(run.code).toBe(3)
+    expect(run.stdout).toBe('')
+    expect(run.stderr).toContain('Error (E_CONFIG): interlock.toml is invalid: 2 problems')
+    expect(run.stderr).toContain('store.pathh: unknown key')
+    expect(run.stderr).toContain('targets.payments.tier: must be 1, 2 or 3')
+    expect(run.stderr).toContain('Try this: ')
+    expect(run.stderr).not.toContain('    at ')
+  })
+
+  it('a TOML syntax error exits 3 with the line', async () => {
+    const run = await interlock(['config', 'show'], { cwd: folder('[store\n') })
+    expect(run.code).toBe(3)
+    expect(run.stderr).toMatch(/interlock\.toml:1:\d+: TOML syntax error/)
+    expect(run.stderr).not.toContain('    at ')
+  })
+
+  it('--json with a bad config prints the JSON error envelope and exits 3', async () => {
+    const run = await interlock(['config', 'show', '--json'], { cwd: folder(BAD) })
+    expect(run.code).toBe(3)
+    const { error } = JSON.parse(run.stdout)
+    expect(error).toMatchObject({ code: 'E_CONFIG', exitCode: 3, context: { file: expect.any(String) } })
+    expect(error.hint).toMatch(/interlock\.toml\.example/)
+    expect(error.problems).toEqual(['store.pathh: unknown key (did you mean "path"?)', 'targets.payments.tier: must be 1, 2 or 3'])
+    expect(run.stdout + run.stderr).not.toContain('    at ')
+  })
+
+  it('a missing secret exits 3 naming the key and the variable, not a value', async () => {
+    const run = await interlock(['config', 'show'], { cwd: folder(GOOD) })
+    expect(run.code).toBe(3)
+    expect(run.stderr).toContain('targets.payments.headers.Authorization: environment variable PAYMENTS_TOKEN is not set')
+  })
+
+  it('a --config file that does not exist exits 3', async () => {
+    const run = await interlock(['config', 'show', '--config', 'missing.toml'], { cwd: folder() })
+    expect(run.code).toBe(3)
+    expect(run.stderr).toContain('config file missing.toml not found')
+  })
+
+  it('an unknown flag exits 2 with a clear message, with and without --json', async () => {
+    const cwd = folder(GOOD)
+    const human = await interlock(['config', 'show', '--frobnicate'], { cwd })
+    expect(human.code).toBe(2)
+    expect(human.stderr).toContain('Error (E_USAGE): Nonexistent flag: --frobnicate')
+    expect(human.stderr).toContain('interlock config show --help')
+    expect(human.stderr).not.toContain('    at ')
+
+    const machine = await interlock(['config', 'show', '--json', '--frobnicate'], { cwd })
+    expect(machine.code).toBe(2)
+    expect(JSON.parse(machine.stdout).error).toMatchObject({ code: 'E_USAGE', exitCode: 2 })
+  })
+
+  it('an unknown command or extra argument exits 2', async () => {
+    for (const args of [['frobnicate'], ['config', 'show', 'extra']]) {
+      const run = await interlock(args, { cwd: folder(GOOD) })
+      expect(run.code).toBe(2)
+      expect(run.stderr).toContain('not found')
+      expect(run.stderr).not.toContain('    at ')
+    }
+  })
+})

@@ -1,0 +1,43 @@
+/**
+ * Builds the CLI once per test run for the end-to-end tests, into a private
+ * copy of the package (package.json, bin/, dist/, a node_modules link) under
+ * the OS temp folder. The e2e tests then run `node <root>/bin/run.js` exactly
+ * as a user runs the installed binary, while the working tree's own dist/ is
+ * left alone, so a concurrent build or test run cannot pull files from under
+ * the binary being tested.
+ *
+ * A failed build does not abort the whole run (unit tests do not need it):
+ * it is handed to the e2e tests, which fail with the compiler output.
+ */
+import { spawnSync } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { TestProject } from 'vitest/node'
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+
+export default function setup(project: TestProject): () => void {
+  const root = mkdtempSync(join(tmpdir(), 'interlock-cli-'))
+  cpSync(join(repo, 'package.json'), join(root, 'package.json'))
+  cpSync(join(repo, 'bin'), join(root, 'bin'), { recursive: true })
+  symlinkSync(join(repo, 'node_modules'), join(root, 'node_modules'), 'dir')
+
+  const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc')
+  const build = spawnSync(process.execPath, [tsc, '-p', join(repo, 'tsconfig.build.json'), '--outDir', join(root, 'dist')], {
+    cwd: repo,
+    encoding: 'utf8',
+  })
+  project.provide('cliRoot', root)
+  project.provide('cliBuildError', build.status === 0 ? '' : `tsc exited ${build.status}\n${build.stdout}${build.stderr}`)
+
+  return () => rmSync(root, { recursive: true, force: true })
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    cliRoot: string
+    cliBuildError: string
+  }
+}
