@@ -87,7 +87,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Prints a table for people; nothing under --json, where run()'s return value is the output. */
   protected table(head: readonly string[], rows: readonly (readonly Cell[])[]): void {
-    this.log(renderTable(head, rows, Boolean(process.stdout.isTTY)))
+    const tty = Boolean(process.stdout.isTTY)
+    this.log(renderTable(head, rows, { tty, color: tty && !process.env.NO_COLOR }))
   }
 
   // Every human line goes through here: scrub secrets once, for all commands.

@@ -14,9 +14,16 @@ const PLAIN_CHARS = {
   right: '', 'right-mid': '', middle: '  ',
 }
 
-export function renderTable(head: readonly string[], rows: readonly (readonly Cell[])[], tty: boolean): string {
+export interface TableStyle {
+  /** Boxed layout for a terminal; plain columns otherwise. */
+  tty: boolean
+  /** Bold headings; false when NO_COLOR is set. */
+  color: boolean
+}
+
+export function renderTable(head: readonly string[], rows: readonly (readonly Cell[])[], { tty, color }: TableStyle): string {
   const table = tty
-    ? new Table({ head: [...head], style: { head: ['bold'], border: [] } })
+    ? new Table({ head: [...head], style: { head: color ? ['bold'] : [], border: [] } })
     : new Table({
         head: [...head],
         chars: PLAIN_CHARS,

@@ -4,6 +4,7 @@ import { Errors } from '@oclif/core'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { BaseCommand } from '../../src/cli/base-command.js'
 import { describeFailure, failureEnvelope, formatFailure } from '../../src/cli/error-output.js'
+import { renderTable } from '../../src/cli/table.js'
 import { ConfigError, ExitCode, StoreError } from '../../src/core/errors.js'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -97,5 +98,19 @@ describe('BaseCommand.catch', () => {
     expect(error).toBeInstanceOf(Errors.ExitError)
     expect((error as Errors.ExitError).oclif.exit).toBe(4)
     expect(printed).toBe('')
+  })
+})
+
+describe('renderTable', () => {
+  it('off a terminal: plain aligned columns, no escape codes, no trailing spaces', () => {
+    const text = renderTable(['target', 'tier'], [['payments', 1], ['docs', null]], { tty: false, color: false })
+    expect(text).toBe('target    tier\npayments  1\ndocs')
+  })
+
+  it('on a terminal: boxed, bold headings only when colour is allowed', () => {
+    expect(renderTable(['a'], [['x']], { tty: true, color: true })).toContain('\u001b[1m')
+    const plain = renderTable(['a'], [['x']], { tty: true, color: false })
+    expect(plain).toContain('┌')
+    expect(plain).not.toContain('\u001b[')
   })
 })
