@@ -21,6 +21,15 @@ export function recordHash(r: Omit<JournalRecord, 'hash' | 'data'> & { data: Jso
 export class ChainVerifier {
   private heads = new Map<string, { seq: number; hash: string }>()
 
+  /**
+   * Continue a journal's chain after a record the caller has read but not
+   * checked here: lets one effect's history be checked link by link without
+   * reading its whole journal.
+   */
+  resume(journal: string, seq: number, hash: string): void {
+    this.heads.set(journal, { seq, hash })
+  }
+
   /** `dataText` is the stored canonical JSON text, when the caller has it (saves re-serialising). */
   check(r: JournalRecord, dataText?: string): void {
     const where = `journal ${JSON.stringify(r.journal)} record ${r.seq} (effect ${r.effectId}, ${r.state})`

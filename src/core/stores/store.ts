@@ -75,6 +75,17 @@ export interface Store {
    * untouched. When the promise resolves, every ok record is durable.
    * Rejects (StoreUnavailableError) when durability cannot be confirmed; then
    * the caller must assume nothing was written and must not dispatch.
+   *
+   * Requests are applied in order, so a later request sees the earlier ones
+   * (PROPOSED then AUTHORIZED of one effect in one call is fine).
+   *
+   * A request whose `from → to` is not in the lifecycle table (or a proposal
+   * without `effect`/`tier`) is a caller's bug, not a race: the whole call
+   * throws IllegalTransitionError (InputError for a missing effect) before
+   * anything is written. Since compare-and-set requires the current state to
+   * be `from`, checking `from → to` up front is the same as checking the
+   * transition actually made. The group-commit decorator runs this check per
+   * caller before batching, so one caller's bug never fails another's batch.
    */
   append(requests: AppendRequest[]): Promise<AppendResult[]>
 
@@ -90,7 +101,10 @@ export interface Store {
   /** Effects matching a filter, newest first. */
   list(filter?: ListFilter): Promise<EffectSnapshot[]>
 
-  /** Every record of every journal in (journal, seq) order: for verify and export. */
+  /**
+   * Every record of every journal in (journal, seq) order: for verify and
+   * export. Not verified here: the caller verifies (ChainVerifier) and reports.
+   */
   records(): AsyncIterable<JournalRecord>
 
   close(): Promise<void>

@@ -1,0 +1,148 @@
+/**
+ * What an append writes, decided in memory from what the store read inside
+ * its transaction. Both stores share this, so compare-and-set, the lifecycle
+ * check and the hash chain behave the same whatever the driver; a store only
+ * reads the current rows, calls planAppend, and writes the plan.
+ */
+import { canonicalJson, type JsonObject } from '../canonical-json.js'
+import type { Effect, EffectSnapshot } from '../effect.js'
+import { InputError } from '../errors.js'
+import { assertTransition } from '../lifecycle.js'
+import { recordHash } from './record-hash.js'
+import { GENESIS_HASH, type AppendRequest, type AppendResult, type JournalRecord } from './store.js'
+
+export interface ChainHead {
+  seq: number
+  hash: string
+}
+
+/** A record to insert, with the exact canonical text its hash covers. */
+export interface PlannedRecord {
+  record: JournalRecord
+  dataText: string
+}
+
+/** An effect row to write: its final state after the batch. */
+export interface PlannedEffect {
+  snapshot: EffectSnapshot
+  /** The effect's last_seq before the batch (null when it is new): the SQL compare-and-set guard. */
+  previousSeq: number | null
+  /** The canonical text of the snapshot's detail (= the last record's data). */
+  detailText: string
+}
+
+export interface AppendPlan {
+  results: AppendResult[]
+  records: PlannedRecord[]
+  effects: PlannedEffect[]
+  /** New heads of the journals written to. */
+  heads: Map<string, ChainHead>
+}
+
+/**
+ * The caller's bugs, found before any I/O (see Store.append): an illegal
+ * `from → to`, or a proposal without its effect and tier.
+ */
+export function validateAppendRequests(requests: readonly AppendRequest[]): void {
+  for (const r of requests) {
+    assertTransition(r.from, r.to, r.effectId)
+    if (r.from === null) {
+      if (!r.effect || r.tier === undefined) {
+        throw new InputError(`proposing effect ${r.effectId} needs its effect and tier`)
+      }
+      if (r.effect.id !== r.effectId) {
+        throw new InputError(`proposal for ${r.effectId} carries effect ${r.effect.id}`)
+      }
+    }
+  }
+}
+
+/** The journal each request writes to, when it can be known before reading (a proposal names its thread). */
+export function proposedJournal(r: AppendRequest): string | undefined {
+  return r.effect?.thread
+}
+
+/**
+ * @param current effects as read inside the transaction (only those in `heads`' journals count)
+ * @param heads   heads of the journals locked for this transaction
+ * @param at      the transaction's timestamp, from the store's clock
+ */
+export function planAppend(
+  requests: readonly AppendRequest[],
+  current: ReadonlyMap<string, EffectSnapshot>,
+  heads: ReadonlyMap<string, ChainHead>,
+  at: string,
+): AppendPlan {
+  const working = new Map<string, EffectSnapshot>()
+  const previousSeq = new Map<string, number | null>()
+  const newHeads = new Map<string, ChainHead>()
+  const results: AppendResult[] = []
+  const records: PlannedRecord[] = []
+  const detailTexts = new Map<string, string>()
+
+  const lookup = (id: string): EffectSnapshot | undefined => {
+    const w = working.get(id)
+    if (w) return w
+    const c = current.get(id)
+    // An effect in a journal this transaction did not lock was created by a
+    // concurrent writer after we looked: for this batch it does not exist yet.
+    return c && heads.has(c.effect.thread) ? c : undefined
+  }
+
+  for (const req of requests) {
+    const snap = lookup(req.effectId)
+    const state = snap ? snap.state : null
+    // Compare-and-set: the writer's belief must be the truth; a proposal must find nothing.
+    if (state !== req.from) {
+      results.push({ ok: false, current: snap ? structuredClone(snap) : null })
+      continue
+    }
+    const effect = snap ? snap.effect : (req.effect as Effect)
+    const tier = snap ? snap.tier : req.tier!
+    const journal = effect.thread
+    const head = newHeads.get(journal) ?? heads.get(journal)
+    if (!head) throw new Error(`planAppend: journal ${journal} was not locked`)
+    const data: JsonObject = req.from === null ? { ...req.data, effect: effectJson(effect), tier } : req.data
+    const dataText = canonicalJson(data)
+    const seq = head.seq + 1
+    const base = { journal, seq, effectId: req.effectId, state: req.to, at, data, prevHash: head.hash }
+    const record: JournalRecord = { ...base, hash: recordHash({ ...base, data: dataText }) }
+    records.push({ record, dataText })
+    newHeads.set(journal, { seq, hash: record.hash })
+    if (!previousSeq.has(req.effectId)) previousSeq.set(req.effectId, snap ? snap.seq : null)
+    working.set(req.effectId, {
+      effect,
+      tier,
+      state: req.to,
+      seq,
+      detail: data,
+      createdAt: snap ? snap.createdAt : at,
+      updatedAt: at,
+    })
+    detailTexts.set(req.effectId, dataText)
+    results.push({ ok: true, record })
+  }
+
+  const effects: PlannedEffect[] = [...working.entries()].map(([id, snapshot]) => ({
+    snapshot,
+    previousSeq: previousSeq.get(id) ?? null,
+    detailText: detailTexts.get(id)!,
+  }))
+  return { results, records, effects, heads: newHeads }
+}
+
+/** The effect as journaled: exactly its fields, `key` only when present. */
+export function effectJson(effect: Effect): JsonObject {
+  const e: JsonObject = {
+    id: effect.id,
+    thread: effect.thread,
+    target: effect.target,
+    action: effect.action,
+    args: effect.args,
+    premises: effect.premises,
+  }
+  if (effect.key !== undefined) e.key = effect.key
+  return e
+}
+
+export { GENESIS_HASH }

@@ -1,0 +1,122 @@
+/**
+ * scanInFlight's fold, shared by both stores: the journals are read in
+ * (journal, seq) order, every record is verified (hash chain and lifecycle),
+ * and the in-flight snapshots are rebuilt from the records themselves.
+ *
+ * Why rebuild instead of trusting the `effects` table: recovery acts on what
+ * it finds (re-applies, marks AMBIGUOUS), so it must act on verified data.
+ * The table is a projection used to pick which journals to read; any
+ * disagreement between it and the journal is an IntegrityError too.
+ *
+ * Hot path (a million records in a few seconds): records arrive as loose
+ * fields, data stays as its stored text (the hash covers that exact text),
+ * and only the data of effects still in flight is ever parsed.
+ */
+import type { EffectSnapshot, Tier } from '../effect.js'
+import { IntegrityError } from '../errors.js'
+import { TRANSITIONS, isState, isTerminal, type State } from '../lifecycle.js'
+import type { ChainHead } from './append-plan.js'
+import { ChainVerifier } from './record-hash.js'
+import { GENESIS_HASH, type JournalRecord } from './store.js'
+
+/** An in-flight effect as the `effects` table claims it. */
+export interface ProjectedEffect {
+  id: string
+  journal: string
+  state: string
+  seq: number
+}
+
+interface Kept {
+  journal: string
+  proposedText?: string
+  createdAt?: string
+  lastText: string
+  updatedAt: string
+}
+
+// ChainVerifier reads `data` only when no text is passed; the fold always passes the text.
+const UNPARSED = Object.freeze({}) as JournalRecord['data']
+
+export class InFlightFold {
+  recordsRead = 0
+  private readonly verifier = new ChainVerifier()
+  private readonly last = new Map<string, { journal: string; state: State; seq: number }>()
+  private readonly kept = new Map<string, Kept>()
+  private readonly tails = new Map<string, ChainHead>()
+
+  /** @param wanted ids of the effects to rebuild (the projection's in-flight ones) */
+  constructor(private readonly wanted: ReadonlySet<string>) {}
+
+  /** One record; records must come in (journal, seq) order. */
+  add(journal: string, seq: number, effectId: string, state: string, at: string, dataText: string, prevHash: string, hash: string): void {
+    this.recordsRead++
+    if (!isState(state)) throw integrity(journal, seq, `has an unknown state ${JSON.stringify(state)}`)
+    this.verifier.check({ journal, seq, effectId, state, at, data: UNPARSED, prevHash, hash }, dataText)
+    const prev = this.last.get(effectId)
+    if (prev ? !TRANSITIONS[prev.state].includes(state) : state !== 'PROPOSED') {
+      throw integrity(journal, seq, `moves effect ${effectId} from ${prev?.state ?? '(none)'} to ${state}, which the lifecycle forbids`)
+    }
+    this.last.set(effectId, { journal, state, seq })
+    this.tails.set(journal, { seq, hash })
+    if (this.wanted.has(effectId)) {
+      const k = this.kept.get(effectId)
+      if (k) {
+        k.lastText = dataText
+        k.updatedAt = at
+      } else {
+        this.kept.set(effectId, { journal, proposedText: dataText, createdAt: at, lastText: dataText, updatedAt: at })
+      }
+    }
+  }
+
+  /**
+   * Checks every journal read ends at its recorded head (a record removed from
+   * the end leaves no gap in the chain, only a head that points past it) and
+   * that the projection and the journal agree; returns the in-flight
+   * snapshots, oldest proposal first.
+   */
+  finish(heads: ReadonlyMap<string, ChainHead>, projection: readonly ProjectedEffect[]): EffectSnapshot[] {
+    for (const [journal, head] of heads) {
+      const tail = this.tails.get(journal) ?? { seq: 0, hash: GENESIS_HASH }
+      if (tail.seq !== head.seq || tail.hash !== head.hash) {
+        throw integrity(journal, head.seq, `is the journal's recorded head, but the last record found is ${tail.seq}; records were removed from the end or the head was altered`)
+      }
+    }
+    const projected = new Map(projection.map((p) => [p.id, p]))
+    for (const [id, l] of this.last) {
+      const p = projected.get(id)
+      if (!isTerminal(l.state) && (!p || p.state !== l.state || p.seq !== l.seq)) {
+        throw integrity(l.journal, l.seq, `leaves effect ${id} ${l.state}, but the effects table says ${p ? `${p.state} at record ${p.seq}` : 'it is settled'}`)
+      }
+    }
+    for (const p of projection) {
+      const l = this.last.get(p.id)
+      if (!l || l.state !== p.state || l.seq !== p.seq) {
+        throw integrity(p.journal, p.seq, `is where the effects table puts effect ${p.id} (${p.state}), but the journal ${l ? `has it ${l.state} at record ${l.seq}` : 'has no record of it'}`)
+      }
+    }
+    const out: EffectSnapshot[] = []
+    for (const [id, k] of this.kept) {
+      const l = this.last.get(id)!
+      const proposed = JSON.parse(k.proposedText!) as { effect: EffectSnapshot['effect']; tier: Tier }
+      out.push({
+        effect: proposed.effect,
+        tier: proposed.tier,
+        state: l.state,
+        seq: l.seq,
+        detail: JSON.parse(k.lastText) as EffectSnapshot['detail'],
+        createdAt: k.createdAt!,
+        updatedAt: k.updatedAt,
+      })
+    }
+    return out
+  }
+}
+
+export function integrity(journal: string, seq: number, what: string): IntegrityError {
+  return new IntegrityError(`journal ${JSON.stringify(journal)} record ${seq} ${what}`, {
+    hint: 'Run `interlock outbox verify` to see every problem; restore the journal from a backup before resuming.',
+    context: { journal, seq },
+  })
+}

@@ -1,0 +1,30 @@
+/**
+ * Driver errors → Interlock errors. What matters to the gate is one line:
+ * could this write have failed to become durable for reasons outside the
+ * request (locked by another process too long, disk full, I/O error)? Then it
+ * is StoreUnavailableError and nothing may be dispatched; anything else is a
+ * StoreError that keeps its cause.
+ */
+import { InterlockError, StoreError, StoreUnavailableError } from '../../errors.js'
+
+const UNAVAILABLE = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_FULL', 'SQLITE_CANTOPEN', 'SQLITE_PROTOCOL', 'SQLITE_NOLFS', 'SQLITE_READONLY']
+
+export function sqliteError(e: unknown, what: string, file: string): InterlockError {
+  if (e instanceof InterlockError) return e
+  const code = typeof (e as { code?: unknown })?.code === 'string' ? (e as { code: string }).code : ''
+  const message = e instanceof Error ? e.message : String(e)
+  // Extended codes (SQLITE_IOERR_FSYNC, SQLITE_BUSY_SNAPSHOT...) share their primary code's prefix.
+  if (UNAVAILABLE.some((c) => code === c || code.startsWith(`${c}_`))) {
+    return new StoreUnavailableError(`${what} on the SQLite journal ${file} did not complete: ${message} (${code})`, {
+      hint: code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')
+        ? 'Another process held the journal too long; retry, and check for a stuck process holding it.'
+        : 'Check free disk space and the health of the disk holding the journal.',
+      context: { path: file, code },
+      cause: e,
+    })
+  }
+  return new StoreError(`${what} on the SQLite journal ${file} failed: ${message}${code ? ` (${code})` : ''}`, {
+    context: { path: file, code },
+    cause: e,
+  })
+}

@@ -1,0 +1,55 @@
+/** Every SQL statement the SQLite store runs, prepared once per connection. */
+import { STATES, TERMINAL_STATES } from '../../lifecycle.js'
+import type { SqliteDatabase } from './connection.js'
+
+export interface EffectRow {
+  id: string
+  journal: string
+  effect: string
+  tier: number
+  state: string
+  last_seq: number
+  detail: string
+  created_at: string
+  updated_at: string
+}
+
+export type RecordRow = [journal: string, seq: number, effectId: string, state: string, at: string, data: string, prevHash: string, hash: string]
+
+export const EFFECT_COLUMNS = 'id, journal, effect, tier, state, last_seq, detail, created_at, updated_at'
+const RECORD_COLUMNS = 'journal, seq, effect_id, state, at, data, prev_hash, hash'
+// HELD and AMBIGUOUS wait for people but are not settled: recovery must see them.
+const UNSETTLED = STATES.filter((s) => !TERMINAL_STATES.includes(s))
+  .map((s) => `'${s}'`)
+  .join(', ')
+
+export type Statements = ReturnType<typeof prepareStatements>
+
+export function prepareStatements(db: SqliteDatabase) {
+  return {
+    effectsByIds: db.prepare(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE id IN (SELECT value FROM json_each(?))`),
+    effect: db.prepare(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE id = ?`),
+    head: db.prepare(`SELECT head_seq, head_hash FROM journals WHERE journal = ?`),
+    insertRecord: db.prepare(`INSERT INTO journal_records (${RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    insertEffect: db.prepare(
+      `INSERT INTO effects (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    // The SQL half of compare-and-set: the row must still be where the transaction read it.
+    updateEffect: db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = ?, updated_at = ? WHERE id = ? AND last_seq = ?`),
+    upsertHead: db.prepare(
+      `INSERT INTO journals (journal, head_seq, head_hash) VALUES (?, ?, ?)
+       ON CONFLICT (journal) DO UPDATE SET head_seq = excluded.head_seq, head_hash = excluded.head_hash`,
+    ),
+    history: db.prepare(
+      `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor
+       FROM journal_records r LEFT JOIN journal_records p ON p.journal = r.journal AND p.seq = r.seq - 1
+       WHERE r.effect_id = ? ORDER BY r.journal, r.seq`,
+    ),
+    inFlight: db.prepare(`SELECT id, journal, state, last_seq FROM effects WHERE state IN (${UNSETTLED})`),
+    journalRecords: db.prepare(`SELECT ${RECORD_COLUMNS} FROM journal_records WHERE journal = ? ORDER BY seq`).raw(true),
+    recordsPage: db
+      .prepare(`SELECT ${RECORD_COLUMNS} FROM journal_records WHERE (journal, seq) > (?, ?) ORDER BY journal, seq LIMIT ?`)
+      .raw(true),
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * The SQLite store (better-sqlite3): the embedded default.
+ *
+ * Appends run in BEGIN IMMEDIATE transactions: the write lock is taken first,
+ * then the journal heads and effect states are read, so processes sharing the
+ * file extend each chain one after another (the compare-and-set and the chain
+ * are decided on what is committed, never on a stale read). The driver is
+ * synchronous; the group-commit decorator (group-commit.ts) is what gathers
+ * concurrent callers into one transaction.
+ */
+import type { Transaction } from 'better-sqlite3'
+import { canonicalJson } from '../../canonical-json.js'
+import { systemClock, type Clock } from '../../clock.js'
+import type { EffectSnapshot, Tier } from '../../effect.js'
+import { StoreError } from '../../errors.js'
+import type { State } from '../../lifecycle.js'
+import { effectJson, planAppend, proposedJournal, validateAppendRequests, type ChainHead } from '../append-plan.js'
+import { verifyHistory } from '../history-check.js'
+import { InFlightFold, type ProjectedEffect } from '../scan-fold.js'
+import { GENESIS_HASH, type AppendRequest, type AppendResult, type InFlightScan, type JournalRecord, type ListFilter, type Store } from '../store.js'
+import type { SqliteDatabase } from './connection.js'
+import { sqliteError } from './errors.js'
+import { EFFECT_COLUMNS, prepareStatements, type EffectRow, type RecordRow, type Statements } from './statements.js'
+
+export interface SqliteStoreOptions {
+  clock?: Clock
+  /** Records per page when iterating records(). */
+  pageSize?: number
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const
+  private readonly clock: Clock
+  private readonly pageSize: number
+  private readonly q: Statements
+  private readonly appendTx: Transaction<(requests: AppendRequest[], at: string) => AppendResult[]>
+  private closed = false
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly file: string,
+    options: SqliteStoreOptions = {},
+  ) {
+    this.clock = options.clock ?? systemClock
+    this.pageSize = options.pageSize ?? 2000
+    this.q = prepareStatements(db)
+    this.appendTx = db.transaction((requests: AppendRequest[], at: string) => this.appendInTransaction(requests, at))
+  }
+
+  async append(requests: AppendRequest[]): Promise<AppendResult[]> {
+    this.assertOpen()
+    validateAppendRequests(requests)
+    if (requests.length === 0) return []
+    const at = this.clock.now().toISOString()
+    try {
+      return this.appendTx.immediate(requests, at)
+    } catch (e) {
+      throw sqliteError(e, 'an append', this.file)
+    }
+  }
+
+  private appendInTransaction(requests: AppendRequest[], at: string): AppendResult[] {
+    const ids = [...new Set(requests.map((r) => r.effectId))]
+    const current = new Map<string, EffectSnapshot>()
+    for (const row of this.q.effectsByIds.all(JSON.stringify(ids)) as EffectRow[]) current.set(row.id, toSnapshot(row))
+    const journals = new Set<string>()
+    for (const r of requests) {
+      const j = current.get(r.effectId)?.effect.thread ?? proposedJournal(r)
+      if (j !== undefined) journals.add(j)
+    }
+    const heads = new Map<string, ChainHead>()
+    for (const j of journals) {
+      const h = this.q.head.get(j) as { head_seq: number; head_hash: string } | undefined
+      heads.set(j, h ? { seq: h.head_seq, hash: h.head_hash } : { seq: 0, hash: GENESIS_HASH })
+    }
+    const plan = planAppend(requests, current, heads, at)
+    for (const { record: r, dataText } of plan.records) {
+      this.q.insertRecord.run(r.journal, r.seq, r.effectId, r.state, r.at, dataText, r.prevHash, r.hash)
+    }
+    for (const { snapshot: s, previousSeq, detailText } of plan.effects) {
+      if (previousSeq === null) {
+        const e = s.effect
+        this.q.insertEffect.run(e.id, e.thread, e.thread, e.target, e.action, s.tier, canonicalJson(effectJson(e)), s.state, s.seq, detailText, s.createdAt, s.updatedAt)
+      } else if (this.q.updateEffect.run(s.state, s.seq, detailText, s.updatedAt, s.effect.id, previousSeq).changes !== 1) {
+        throw new StoreError(`effect ${s.effect.id} changed under an append that held the write lock; the journal is being written without it`)
+      }
+    }
+    for (const [journal, h] of plan.heads) this.q.upsertHead.run(journal, h.seq, h.hash)
+    return plan.results
+  }
+
+  async get(effectId: string): Promise<EffectSnapshot | undefined> {
+    this.assertOpen()
+    const row = this.read('a lookup', () => this.q.effect.get(effectId) as EffectRow | undefined)
+    return row && toSnapshot(row)
+  }
+
+  async history(effectId: string): Promise<JournalRecord[]> {
+    this.assertOpen()
+    const { rows, effect } = this.read('reading a history', () =>
+      this.db.transaction(() => ({
+        rows: this.q.history.all(effectId) as (Record<string, string | number> & { predecessor: string | null })[],
+        effect: this.q.effect.get(effectId) as EffectRow | undefined,
+      }))(),
+    )
+    return verifyHistory(
+      effectId,
+      rows.map((r) => ({
+        record: toRecord([r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash] as RecordRow),
+        dataText: r.data as string,
+        predecessorHash: r.predecessor,
+      })),
+      effect && { journal: effect.journal, seq: effect.last_seq },
+    )
+  }
+
+  async scanInFlight(): Promise<InFlightScan> {
+    this.assertOpen()
+    // One read transaction: a consistent snapshot of projection, heads and records while other processes write.
+    return this.read('the in-flight scan', () =>
+      this.db.transaction((): InFlightScan => {
+        const projection = (this.q.inFlight.all() as { id: string; journal: string; state: string; last_seq: number }[]).map(
+          (r): ProjectedEffect => ({ id: r.id, journal: r.journal, state: r.state, seq: r.last_seq }),
+        )
+        const fold = new InFlightFold(new Set(projection.map((p) => p.id)))
+        const heads = new Map<string, ChainHead>()
+        for (const journal of [...new Set(projection.map((p) => p.journal))].sort()) {
+          const h = this.q.head.get(journal) as { head_seq: number; head_hash: string } | undefined
+          heads.set(journal, h ? { seq: h.head_seq, hash: h.head_hash } : { seq: 0, hash: GENESIS_HASH })
+          for (const r of this.q.journalRecords.iterate(journal) as IterableIterator<RecordRow>) {
+            fold.add(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
+          }
+        }
+        return { effects: fold.finish(heads, projection), recordsRead: fold.recordsRead }
+      })(),
+    )
+  }
+
+  async list(filter: ListFilter = {}): Promise<EffectSnapshot[]> {
+    this.assertOpen()
+    const where: string[] = []
+    const params: unknown[] = []
+    if (filter.states?.length) {
+      where.push(`state IN (SELECT value FROM json_each(?))`)
+      params.push(JSON.stringify(filter.states))
+    }
+    if (filter.target !== undefined) {
+      where.push('target = ?')
+      params.push(filter.target)
+    }
+    if (filter.thread !== undefined) {
+      where.push('thread = ?')
+      params.push(filter.thread)
+    }
+    const sql =
+      `SELECT ${EFFECT_COLUMNS} FROM effects${where.length ? ` WHERE ${where.join(' AND ')}` : ''}` +
+      ` ORDER BY created_at DESC, rowid DESC${filter.limit !== undefined ? ' LIMIT ?' : ''}`
+    if (filter.limit !== undefined) params.push(filter.limit)
+    const rows = this.read('listing effects', () => this.db.prepare(sql).all(...params) as EffectRow[])
+    return rows.map(toSnapshot)
+  }
+
+  async *records(): AsyncIterable<JournalRecord> {
+    this.assertOpen()
+    // Pages, not one open cursor: the connection stays free for appends between pages.
+    let after: [string, number] = ['', 0]
+    for (;;) {
+      const page = this.read('reading records', () => this.q.recordsPage.all(after[0], after[1], this.pageSize) as RecordRow[])
+      for (const r of page) yield toRecord(r)
+      if (page.length < this.pageSize) return
+      const last = page.at(-1)!
+      after = [last[0], last[1]]
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.db.close()
+  }
+
+  private read<T>(what: string, fn: () => T): T {
+    try {
+      return fn()
+    } catch (e) {
+      throw sqliteError(e, what, this.file)
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreError(`the SQLite journal ${this.file} is closed`)
+  }
+}
+
+function toSnapshot(row: EffectRow): EffectSnapshot {
+  return {
+    effect: JSON.parse(row.effect) as EffectSnapshot['effect'],
+    tier: row.tier as Tier,
+    state: row.state as State,
+    seq: row.last_seq,
+    detail: JSON.parse(row.detail) as EffectSnapshot['detail'],
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+function toRecord(r: RecordRow): JournalRecord {
+  return {
+    journal: r[0],
+    seq: r[1],
+    effectId: r[2],
+    state: r[3] as State,
+    at: r[4],
+    data: JSON.parse(r[5]) as JournalRecord['data'],
+    prevHash: r[6],
+    hash: r[7],
+  }
+}
