@@ -6,16 +6,20 @@
  * left alone, so a concurrent build or test run cannot pull files from under
  * the binary being tested.
  *
- * A failed build does not abort the whole run (unit tests do not need it):
- * it is handed to the e2e tests, which fail with the compiler output.
+ * Type errors are the typecheck's business, not the e2e tests': when tsc
+ * reports errors but still emits the CLI, the run goes on with a warning.
+ * A build that emitted nothing does not abort the whole run either (unit
+ * tests do not need it): it is handed to the e2e tests, which fail with the
+ * compiler output.
  */
 import { spawnSync } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { TestProject } from 'vitest/node'
 
+const ENTRY_POINTS = ['cli/base-command.js', 'commands/config/show.js']
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
 export default function setup(project: TestProject): () => void {
@@ -29,8 +33,12 @@ export default function setup(project: TestProject): () => void {
     cwd: repo,
     encoding: 'utf8',
   })
+  const output = `tsc exited ${build.status}\n${build.stdout}${build.stderr}`
+  // tsc emits JavaScript despite type errors elsewhere in the tree; what matters here is the CLI's own entry points.
+  const emitted = ENTRY_POINTS.every((file) => existsSync(join(root, 'dist', file)))
+  if (build.status !== 0 && emitted) console.warn(`[build-once] the CLI built with type errors:\n${output}`)
   project.provide('cliRoot', root)
-  project.provide('cliBuildError', build.status === 0 ? '' : `tsc exited ${build.status}\n${build.stdout}${build.stderr}`)
+  project.provide('cliBuildError', emitted ? '' : output)
 
   return () => rmSync(root, { recursive: true, force: true })
 }

@@ -1,5 +1,6 @@
-import { dirname, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Errors } from '@oclif/core'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { BaseCommand } from '../../src/cli/base-command.js'
@@ -7,7 +8,9 @@ import { describeFailure, failureEnvelope, formatFailure } from '../../src/cli/e
 import { renderTable } from '../../src/cli/table.js'
 import { ConfigError, ExitCode, StoreError } from '../../src/core/errors.js'
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+// A package with no commands of its own: these tests must not load whatever is in the shared dist/.
+const root = mkdtempSync(join(tmpdir(), 'interlock-cli-unit-'))
+writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'interlock', version: '0.0.0', oclif: { bin: 'interlock' } }))
 
 describe('describeFailure / formatFailure', () => {
   it('an Interlock error keeps its code, exit code, problems and hint', () => {
@@ -65,7 +68,7 @@ describe('BaseCommand.catch', () => {
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true))
     // oclif's ux writes JSON through console.log, which vitest intercepts.
     vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void (out += `${a.join(' ')}\n`))
-    const error = await Boom.run(argv, repo).then(
+    const error = await Boom.run(argv, root).then(
       () => undefined,
       (e: unknown) => e,
     )
@@ -94,7 +97,7 @@ describe('BaseCommand.catch', () => {
   it('this.exit(n) passes through untouched and prints nothing', async () => {
     let printed = ''
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((printed += String(chunk)), true))
-    const error = await Quits.run([], repo).catch((e: unknown) => e)
+    const error = await Quits.run([], root).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(Errors.ExitError)
     expect((error as Errors.ExitError).oclif.exit).toBe(4)
     expect(printed).toBe('')
