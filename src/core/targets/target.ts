@@ -23,9 +23,21 @@ export interface ApplyContext {
   signal?: AbortSignal
 }
 
+/** A compensating effect on the same target: the gate gives it its own id and links it to the original. */
+export interface Compensation {
+  action: string
+  args: JsonObject
+  premises?: Premises
+}
+
 export interface EffectTarget {
   readonly name: string
   readonly tier: Tier
+  /**
+   * Optional: refuse bad arguments for `action` with an InputError naming them, so
+   * the gate can refuse at submit, before anything is journaled or dispatched.
+   */
+  validateArgs?(action: string, args: JsonObject): void
   /** Read what the decision rests on, at decision time. Optional: callers may pass premises themselves. */
   capture?(action: string, args: JsonObject): Promise<Premises>
   /** Violations of the premises against the world now; [] when they still hold. */
@@ -34,6 +46,14 @@ export interface EffectTarget {
   apply(effect: Effect, ctx: ApplyContext): Promise<Receipt>
   /** Tier 2: the receipt when the effect already happened, or null when it did not. */
   query?(effect: Effect): Promise<Receipt | null>
+  /**
+   * The effect that undoes a committed one (e.g. a revert commit, chat.delete),
+   * submitted through the same gate and policy as a new, linked effect.
+   * Absent when the effect cannot be undone; then `notCompensable` says why.
+   */
+  compensation?(effect: Effect, receipt: Receipt): Compensation | Promise<Compensation>
+  /** Why this target's effects cannot be undone (e.g. "a sent email cannot be recalled"). */
+  readonly notCompensable?: string
   close?(): Promise<void>
 }
 

@@ -1,0 +1,5 @@
+export { RepoTarget, type RepoTargetOptions, type RepoTargetSettings } from './repo-target.js'
+export { captureRepoPremises, validateRepoPremises, gitBlobHash, parsePremiseSpec, type PremiseSpec, type RepoPremises } from './premises.js'
+export { REPO_ACTIONS, TRAILER_KEY, type RepoAction, type RepoActionName } from './actions.js'
+export { resolveRepoPath, normaliseRepoPath } from './paths.js'
+export type { StaleLockPolicy } from './locks.js'
