@@ -1,0 +1,171 @@
+/**
+ * An HTTP service as an effect target, at the tier its config declares.
+ *
+ * apply sends `{action, args, effect_id}` as canonical JSON (the same bytes on
+ * every retry, which services that compare a retried key's body expect) to
+ * `url`, with `Idempotency-Key: <effect id>` at tier 1. At tier 2, query GETs
+ * `queryUrl`: 2xx means the effect happened (the body is the receipt), 404 that
+ * it did not. Tier 3 has neither. With `premiseUrl`, capture stores what that
+ * GET answers and validatePremises compares it again (http-premises.ts).
+ *
+ * Every call has a connect timeout and a total timeout. Header values may carry
+ * secrets, so errors name a request by method and origin only (a path can hold
+ * a token too: webhook URLs) and bodies are scrubbed of header values before
+ * they reach an error or a receipt.
+ */
+import { Agent, request, type Dispatcher } from 'undici'
+import { canonicalJson, type JsonObject } from '../../canonical-json.js'
+import type { HttpTargetConfig } from '../../config/types.js'
+import type { Effect, Premises, Receipt } from '../../effect.js'
+import { ConfigError, DispatchFault } from '../../errors.js'
+import type { ApplyContext, EffectTarget } from '../target.js'
+import { parseBody, readLimited, scrub, secretsOf } from './body.js'
+import { faultFromError, faultFromStatus, type Answer } from './faults.js'
+import { capturePremise, validatePremise } from './http-premises.js'
+import { expandUrl, placeholdersOf } from './template.js'
+
+export type HttpTargetSettings = Pick<HttpTargetConfig, 'tier' | 'url'> & Partial<Omit<HttpTargetConfig, 'type' | 'tier' | 'url'>>
+
+export interface HttpTargetOptions {
+  /** A dispatcher of your own (proxy, mock); the target then leaves closing it to you. */
+  dispatcher?: Dispatcher
+  /** More values to keep out of errors and receipts (config `secrets`). */
+  secrets?: readonly string[]
+  /** For Retry-After dates; default Date.now. */
+  now?: () => number
+}
+
+export interface HttpAnswer extends Answer {
+  /** The body text, scrubbed. */
+  text: string
+}
+
+export class HttpTarget implements EffectTarget {
+  readonly tier: HttpTargetConfig['tier']
+  readonly query?: (effect: Effect) => Promise<Receipt | null>
+  private readonly config: Required<Omit<HttpTargetSettings, 'queryUrl' | 'premiseUrl'>> & Pick<HttpTargetSettings, 'queryUrl' | 'premiseUrl'>
+  private readonly dispatcher: Dispatcher
+  private readonly ownsDispatcher: boolean
+  private readonly secrets: string[]
+  private readonly now: () => number
+
+  constructor(
+    readonly name: string,
+    settings: HttpTargetSettings,
+    options: HttpTargetOptions = {},
+  ) {
+    this.config = { method: 'POST', headers: {}, timeoutMs: 10_000, connectTimeoutMs: 3_000, ...settings }
+    this.tier = settings.tier
+    checkSettings(name, this.config)
+    this.ownsDispatcher = !options.dispatcher
+    this.dispatcher =
+      options.dispatcher ??
+      new Agent({
+        connect: { timeout: this.config.connectTimeoutMs },
+        headersTimeout: this.config.timeoutMs,
+        bodyTimeout: this.config.timeoutMs,
+      })
+    this.secrets = secretsOf([...Object.values(this.config.headers), ...(options.secrets ?? [])])
+    this.now = options.now ?? Date.now
+    // Only a target that can answer "did it happen?" offers query: assertTarget relies on that.
+    if (this.config.queryUrl) this.query = (effect) => this.find(effect)
+  }
+
+  async capture(action: string, args: JsonObject): Promise<Premises> {
+    if (!this.config.premiseUrl) return {}
+    return capturePremise(this, this.config.premiseUrl, action, args)
+  }
+
+  async validatePremises(effect: Effect): Promise<string[]> {
+    return validatePremise(this, this.config.premiseUrl, effect)
+  }
+
+  async apply(effect: Effect, ctx: ApplyContext): Promise<Receipt> {
+    let url: string
+    try {
+      url = expandUrl(this.config.url, { effect_id: effect.id, action: effect.action, args: effect.args })
+    } catch (e) {
+      throw new DispatchFault('refused', `target ${this.name}: ${(e as Error).message}`, { cause: e })
+    }
+    const headers: Record<string, string> = { 'content-type': 'application/json' }
+    if (this.tier === 1) headers['idempotency-key'] = effect.id
+    const body = canonicalJson({ action: effect.action, args: effect.args, effect_id: effect.id })
+    const answer = await this.send(this.config.method, url, headers, body, ctx.signal)
+    const fault = faultFromStatus(answer, this.tier, this.where(this.config.method, url), this.now())
+    if (fault) throw fault
+    return { status: answer.status, body: answer.body }
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close()
+  }
+
+  private async find(effect: Effect): Promise<Receipt | null> {
+    const url = expandUrl(this.config.queryUrl!, { effect_id: effect.id, action: effect.action, args: effect.args })
+    const answer = await this.send('GET', url, {})
+    if (answer.status === 404) return null
+    const fault = faultFromStatus(answer, this.tier, this.where('GET', url), this.now())
+    if (fault) throw fault
+    return { status: answer.status, body: answer.body }
+  }
+
+  /** One request with every timeout applied; network failures come back as DispatchFaults. */
+  async send(method: string, url: string, extra: Record<string, string>, body?: string, signal?: AbortSignal): Promise<HttpAnswer> {
+    const headers: Record<string, string> = { accept: 'application/json' }
+    const overridden = new Set(Object.keys(extra).map((k) => k.toLowerCase()))
+    for (const [k, v] of Object.entries(this.config.headers)) if (!overridden.has(k.toLowerCase())) headers[k] = v
+    Object.assign(headers, extra)
+    const deadline = AbortSignal.timeout(this.config.timeoutMs)
+    const where = this.where(method, url)
+    try {
+      const res = await request(url, {
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        dispatcher: this.dispatcher,
+        signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
+      })
+      const text = scrub(await readLimited(res.body), this.secrets)
+      const retryAfter = res.headers['retry-after']
+      return { status: res.statusCode, text, body: parseBody(text), retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter }
+    } catch (e) {
+      throw faultFromError(e, where)
+    }
+  }
+
+  /** How errors name a request: method and origin, never the path, query or headers. */
+  where(method: string, url: string): string {
+    let origin = '(invalid URL)'
+    try {
+      origin = new URL(url).origin
+    } catch {}
+    return `target ${this.name}: ${method} ${origin}`
+  }
+}
+
+function checkSettings(name: string, c: HttpTarget['config']): void {
+  const problems: string[] = []
+  const key = `targets.${name}`
+  if (![1, 2, 3].includes(c.tier)) problems.push(`${key}.tier: must be 1, 2 or 3`)
+  for (const [field, value] of [['url', c.url], ['query_url', c.queryUrl], ['premise_url', c.premiseUrl]] as const) {
+    if (value === undefined) continue
+    try {
+      const u = new URL(value.replace(/\{[^}]*\}/g, 'x'))
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') problems.push(`${key}.${field}: must be an http or https URL`)
+    } catch {
+      problems.push(`${key}.${field}: not a URL`)
+    }
+  }
+  if (c.tier === 2 && !c.queryUrl) problems.push(`${key}.query_url: required at tier 2 (GET it: 2xx = the effect happened, 404 = it did not)`)
+  if (c.premiseUrl && placeholdersOf(c.premiseUrl).includes('effect_id')) {
+    problems.push(`${key}.premise_url: cannot use {effect_id}: premises are read before the effect exists`)
+  }
+  for (const [field, v] of [['timeout_ms', c.timeoutMs], ['connect_timeout_ms', c.connectTimeoutMs]] as const) {
+    if (!Number.isInteger(v) || v <= 0) problems.push(`${key}.${field}: must be a positive whole number of milliseconds`)
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(`target ${name} is misconfigured: ${problems.join('; ')}`, problems, {
+      hint: 'Fix the [targets] section of interlock.toml.',
+    })
+  }
+}

@@ -1,0 +1,3 @@
+export { HttpTarget, type HttpTargetOptions, type HttpTargetSettings, type HttpAnswer } from './http-target.js'
+export { faultFromError, faultFromStatus, parseRetryAfter } from './faults.js'
+export { expandUrl } from './template.js'

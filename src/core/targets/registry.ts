@@ -1,0 +1,45 @@
+/**
+ * Targets from config: one constructor per `type`, each result checked by
+ * assertTarget (a tier the target cannot honour is refused here, at start-up,
+ * not at the first crash). Repository paths arrive absolute from the loader.
+ */
+import type { TargetConfig } from '../config/types.js'
+import { InputError } from '../errors.js'
+import { HttpTarget, type HttpTargetOptions } from './http/http-target.js'
+import { RepoTarget, type RepoTargetOptions } from './repo/repo-target.js'
+import { assertTarget, type EffectTarget } from './target.js'
+
+export interface TargetOptions {
+  http?: HttpTargetOptions
+  repo?: RepoTargetOptions
+  /** Resolved `${ENV}` values (config `secrets`), kept out of errors and receipts. */
+  secrets?: readonly string[]
+}
+
+export function createTarget(name: string, config: TargetConfig, opts: TargetOptions = {}): EffectTarget {
+  let target: EffectTarget
+  switch (config.type) {
+    case 'repo':
+      target = new RepoTarget(name, { path: config.path, branch: config.branch, author: config.author }, opts.repo)
+      break
+    case 'http':
+      target = new HttpTarget(name, config, { ...opts.http, secrets: [...(opts.http?.secrets ?? []), ...(opts.secrets ?? [])] })
+      break
+    default:
+      throw new InputError(`target ${name}: unknown type ${JSON.stringify((config as { type?: unknown }).type)}; expected repo or http`)
+  }
+  assertTarget(target)
+  return target
+}
+
+/** All targets, by name; if one is refused, those already made are closed before the error is thrown. */
+export function createTargets(configs: Record<string, TargetConfig>, opts: TargetOptions = {}): Map<string, EffectTarget> {
+  const targets = new Map<string, EffectTarget>()
+  try {
+    for (const [name, config] of Object.entries(configs)) targets.set(name, createTarget(name, config, opts))
+  } catch (e) {
+    for (const t of targets.values()) void t.close?.()
+    throw e
+  }
+  return targets
+}
