@@ -90,6 +90,15 @@ describe('HttpTarget tier 2 and 3', () => {
     expect(service.requests().find((r) => r.path === '/plain')?.idempotencyKey).toBeUndefined()
   })
 
+  it('tier 2 re-apply asks first: an effect whose answer was lost is not applied twice', async () => {
+    const t = target({ tier: 2, url: `${service.url}/plain`, queryUrl: `${service.url}/applied/{effect_id}` })
+    const e = effect()
+    service.setFault({ kind: 'drop', afterApply: true }, { times: 1 })
+    expect((await fault(t.apply(e, first))).kind).toBe('unknown')
+    expect(await t.apply(e, { attempt: 2, recovering: false })).toMatchObject({ status: 200, body: { effect_id: e.id } })
+    expect(service.counts().plain).toEqual({ [e.id]: 1 })
+  })
+
   it('tier 2 without query_url is a config error', () => {
     expect(() => target({ tier: 2, url: `${service.url}/plain` })).toThrow(ConfigError)
   })

@@ -271,6 +271,35 @@ describe('RepoTarget and lock files left by a killed git', () => {
     expect(await target.query(e)).not.toBeNull()
   })
 
+  it('recovers from a real git killed while holding index.lock', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n', 'b.txt': 'b\n' })
+    repo.write('b.txt', 'a person\'s edit\n')
+    // `git commit -a` holds index.lock while its editor is open; this editor never finishes.
+    const person = spawn('git', ['-c', 'user.name=P', '-c', 'user.email=p@example.invalid', 'commit', '-a'], {
+      cwd: repo.path,
+      env: { ...process.env, GIT_EDITOR: 'sleep 60 #' },
+      stdio: 'ignore',
+      detached: true,
+    })
+    processes.push(person)
+    const lock = path.join(repo.path, '.git', 'index.lock')
+    for (let i = 0; i < 200 && !existsSync(lock); i++) await new Promise((r) => setTimeout(r, 25))
+    expect(existsSync(lock)).toBe(true)
+
+    const target = new RepoTarget('repo', { path: repo.path }, { staleLock: { minAgeMs: 0 } })
+    const e = effect('write_file', { path: 'a.txt', content: 'agent\n' })
+    expect((await fault(target.apply(e, first))).kind).toBe('retry-later')
+
+    process.kill(-person.pid!, 'SIGKILL') // the whole group, as an OOM kill or a power cut would
+    await new Promise((r) => (person.exitCode !== null || person.signalCode !== null ? r(null) : person.once('exit', r)))
+    expect(existsSync(lock)).toBe(true)
+
+    const receipt = await target.apply(e, { attempt: 2, recovering: false })
+    expect(existsSync(lock)).toBe(false)
+    expect(await target.query(e)).toEqual(receipt)
+    expect((await repo.git('diff-tree', '--no-commit-id', '--name-only', '-r', String(receipt.commit))).trim()).toBe('a.txt')
+  })
+
   it('does not remove a fresh lock: a git that just took it is working', async () => {
     const repo = await repoWith({ 'a.txt': 'a\n' })
     const lock = path.join(repo.path, '.git', 'index.lock')

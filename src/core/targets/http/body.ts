@@ -6,7 +6,7 @@
 import type { JsonValue } from '../../canonical-json.js'
 
 /** Bodies larger than this are cut: a receipt is a record, not an archive. */
-export const BODY_LIMIT = 1024 * 1024
+export const BODY_LIMIT = 256 * 1024
 
 export async function readLimited(body: AsyncIterable<Uint8Array> & { destroy?(): unknown }, limit = BODY_LIMIT): Promise<string> {
   const chunks: Buffer[] = []

@@ -87,6 +87,11 @@ export class HttpTarget implements EffectTarget {
     } catch (e) {
       throw new DispatchFault('refused', `target ${this.name}: ${(e as Error).message}`, { cause: e })
     }
+    // A tier-2 re-apply asks first, whoever forgot to: the query is what makes the tier safe.
+    if (this.query && this.tier === 2 && (ctx.attempt > 1 || ctx.recovering)) {
+      const found = await this.query(effect)
+      if (found) return found
+    }
     const headers: Record<string, string> = { 'content-type': 'application/json' }
     if (this.tier === 1) headers['idempotency-key'] = effect.id
     const body = canonicalJson({ action: effect.action, args: effect.args, effect_id: effect.id })
