@@ -16,7 +16,7 @@
 import { realpath } from 'node:fs/promises'
 import type { JsonObject } from '../../canonical-json.js'
 import type { Effect, Premises, Receipt } from '../../effect.js'
-import { DispatchFault, InputError, isInterlockError } from '../../errors.js'
+import { DispatchFault, InputError, isInterlockError, TargetError } from '../../errors.js'
 import type { ApplyContext, EffectTarget } from '../target.js'
 import { commitMessage, parseRepoAction, TRAILER_KEY, type RepoAction } from './actions.js'
 import { prepareChange, type PreparedChange } from './changes.js'
@@ -204,12 +204,12 @@ export class RepoTarget implements EffectTarget {
   private open(): Promise<Ready> {
     this.ready ??= (async () => {
       const root = await realpath(this.git.cwd).catch(() => {
-        throw new DispatchFault('refused', `target ${this.name}: ${this.git.cwd} does not exist`)
+        throw new TargetError(`target ${this.name}: ${this.git.cwd} does not exist`)
       })
       const out = await this.git.tryRun(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'])
       const [top, gitDir, common] = (out ?? '').split('\n')
       if (!top || (await realpath(top)) !== root) {
-        throw new DispatchFault('refused', `target ${this.name}: ${root} is not the top of a git working tree`, {
+        throw new TargetError(`target ${this.name}: ${root} is not the top of a git working tree`, {
           hint: `Point the target at a repository's top folder, or create one: git init -b ${this.branch} ${root}`,
         })
       }
@@ -224,7 +224,7 @@ export class RepoTarget implements EffectTarget {
 /** Anything thrown before a commit could land becomes a fault the gate can act on. */
 function asFault(e: unknown): DispatchFault {
   if (e instanceof DispatchFault) return e
-  if (e instanceof InputError) return new DispatchFault('refused', e.message, { cause: e, hint: e.hint })
+  if (e instanceof InputError || e instanceof TargetError) return new DispatchFault('refused', e.message, { cause: e, hint: e.hint })
   if (e instanceof GitCommandError) {
     // A git that exited with a status refused (ignored path, patch does not apply); one that
     // could not start or was killed did nothing we kept (the branch did not move), so a retry is safe.
