@@ -8,46 +8,29 @@
  * it did not. Tier 3 has neither. With `premiseUrl`, capture stores what that
  * GET answers and validatePremises compares it again (http-premises.ts).
  *
- * Every call has a connect timeout and a total timeout. Header values may carry
- * secrets, so errors name a request by method and origin only (a path can hold
- * a token too: webhook URLs) and bodies are scrubbed of header values before
- * they reach an error or a receipt.
+ * Every call goes through the shared HttpClient (client.ts): a connect timeout
+ * and a total timeout on each, and secrets kept out of errors and receipts.
  */
-import { Agent, request, type Dispatcher } from 'undici'
 import { canonicalJson, type JsonObject } from '../../canonical-json.js'
 import type { HttpTargetConfig } from '../../config/types.js'
 import type { Effect, Premises, Receipt } from '../../effect.js'
 import { ConfigError, DispatchFault } from '../../errors.js'
 import type { ApplyContext, EffectTarget } from '../target.js'
-import { parseBody, readLimited, scrub, secretsOf } from './body.js'
-import { faultFromError, faultFromStatus, type Answer } from './faults.js'
+import { HttpClient, type HttpAnswer, type HttpClientOptions } from './client.js'
+import { faultFromStatus } from './faults.js'
 import { capturePremise, validatePremise } from './http-premises.js'
 import { expandUrl, placeholdersOf } from './template.js'
 
 export type HttpTargetSettings = Pick<HttpTargetConfig, 'tier' | 'url'> & Partial<Omit<HttpTargetConfig, 'type' | 'tier' | 'url'>>
 
-export interface HttpTargetOptions {
-  /** A dispatcher of your own (proxy, mock); the target then leaves closing it to you. */
-  dispatcher?: Dispatcher
-  /** More values to keep out of errors and receipts (config `secrets`). */
-  secrets?: readonly string[]
-  /** For Retry-After dates; default Date.now. */
-  now?: () => number
-}
-
-export interface HttpAnswer extends Answer {
-  /** The body text, scrubbed. */
-  text: string
-}
+export type HttpTargetOptions = HttpClientOptions
+export type { HttpAnswer }
 
 export class HttpTarget implements EffectTarget {
   readonly tier: HttpTargetConfig['tier']
   readonly query?: (effect: Effect) => Promise<Receipt | null>
   private readonly config: Required<Omit<HttpTargetSettings, 'queryUrl' | 'premiseUrl'>> & Pick<HttpTargetSettings, 'queryUrl' | 'premiseUrl'>
-  private readonly dispatcher: Dispatcher
-  private readonly ownsDispatcher: boolean
-  private readonly secrets: string[]
-  private readonly now: () => number
+  private readonly http: HttpClient
 
   constructor(
     readonly name: string,
@@ -57,16 +40,7 @@ export class HttpTarget implements EffectTarget {
     this.config = { method: 'POST', headers: {}, timeoutMs: 10_000, connectTimeoutMs: 3_000, ...settings }
     this.tier = settings.tier
     checkSettings(name, this.config)
-    this.ownsDispatcher = !options.dispatcher
-    this.dispatcher =
-      options.dispatcher ??
-      new Agent({
-        connect: { timeout: this.config.connectTimeoutMs },
-        headersTimeout: this.config.timeoutMs,
-        bodyTimeout: this.config.timeoutMs,
-      })
-    this.secrets = secretsOf([...Object.values(this.config.headers), ...(options.secrets ?? [])])
-    this.now = options.now ?? Date.now
+    this.http = new HttpClient(name, this.config, options)
     // Only a target that can answer "did it happen?" offers query: assertTarget relies on that.
     if (this.config.queryUrl) this.query = (effect) => this.find(effect)
   }
@@ -96,55 +70,32 @@ export class HttpTarget implements EffectTarget {
     if (this.tier === 1) headers['idempotency-key'] = effect.id
     const body = canonicalJson({ action: effect.action, args: effect.args, effect_id: effect.id })
     const answer = await this.send(this.config.method, url, headers, body, ctx.signal)
-    const fault = faultFromStatus(answer, this.tier, this.where(this.config.method, url), this.now())
+    const fault = faultFromStatus(answer, this.tier, this.where(this.config.method, url), this.http.now())
     if (fault) throw fault
     return { status: answer.status, body: answer.body }
   }
 
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close()
+    await this.http.close()
   }
 
   private async find(effect: Effect): Promise<Receipt | null> {
     const url = expandUrl(this.config.queryUrl!, { effect_id: effect.id, action: effect.action, args: effect.args })
     const answer = await this.send('GET', url, {})
     if (answer.status === 404) return null
-    const fault = faultFromStatus(answer, this.tier, this.where('GET', url), this.now())
+    const fault = faultFromStatus(answer, this.tier, this.where('GET', url), this.http.now())
     if (fault) throw fault
     return { status: answer.status, body: answer.body }
   }
 
   /** One request with every timeout applied; network failures come back as DispatchFaults. */
-  async send(method: string, url: string, extra: Record<string, string>, body?: string, signal?: AbortSignal): Promise<HttpAnswer> {
-    const headers: Record<string, string> = { accept: 'application/json' }
-    const overridden = new Set(Object.keys(extra).map((k) => k.toLowerCase()))
-    for (const [k, v] of Object.entries(this.config.headers)) if (!overridden.has(k.toLowerCase())) headers[k] = v
-    Object.assign(headers, extra)
-    const deadline = AbortSignal.timeout(this.config.timeoutMs)
-    const where = this.where(method, url)
-    try {
-      const res = await request(url, {
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        body,
-        dispatcher: this.dispatcher,
-        signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
-      })
-      const text = scrub(await readLimited(res.body), this.secrets)
-      const retryAfter = res.headers['retry-after']
-      return { status: res.statusCode, text, body: parseBody(text), retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter }
-    } catch (e) {
-      throw faultFromError(e, where)
-    }
+  send(method: string, url: string, extra: Record<string, string>, body?: string, signal?: AbortSignal): Promise<HttpAnswer> {
+    return this.http.send(method, url, extra, body, signal)
   }
 
   /** How errors name a request: method and origin, never the path, query or headers. */
   where(method: string, url: string): string {
-    let origin = '(invalid URL)'
-    try {
-      origin = new URL(url).origin
-    } catch {}
-    return `target ${this.name}: ${method} ${origin}`
+    return this.http.where(method, url)
   }
 }
 

@@ -1,0 +1,98 @@
+/**
+ * The shared HTTP client of the targets that speak HTTP: one request with a
+ * connect timeout and a total timeout, network failures as DispatchFaults
+ * (faults.ts), and response bodies scrubbed of secrets (body.ts).
+ *
+ * Header values may carry secrets, so errors name a request by method and
+ * origin only (a path can hold a token too: webhook URLs) and bodies are
+ * scrubbed of header values before they reach an error or a receipt.
+ */
+import { Agent, request, type Dispatcher } from 'undici'
+import { parseBody, readLimited, scrub, secretsOf } from './body.js'
+import { faultFromError, type Answer } from './faults.js'
+
+export interface HttpClientSettings {
+  /** Headers sent with every request; their values are treated as secrets. */
+  headers?: Record<string, string>
+  /** Total time for one request, headers and body, in milliseconds. */
+  timeoutMs: number
+  /** Time to establish the connection, in milliseconds. */
+  connectTimeoutMs: number
+}
+
+export interface HttpClientOptions {
+  /** A dispatcher of your own (proxy, mock); the client then leaves closing it to you. */
+  dispatcher?: Dispatcher
+  /** More values to keep out of errors and receipts (config `secrets`). */
+  secrets?: readonly string[]
+  /** For Retry-After dates; default Date.now. */
+  now?: () => number
+}
+
+export interface HttpAnswer extends Answer {
+  /** The body text, scrubbed. */
+  text: string
+}
+
+export class HttpClient {
+  private readonly dispatcher: Dispatcher
+  private readonly ownsDispatcher: boolean
+  private readonly secrets: string[]
+  private readonly headers: Record<string, string>
+  readonly now: () => number
+
+  constructor(
+    readonly name: string,
+    private readonly settings: HttpClientSettings,
+    options: HttpClientOptions = {},
+  ) {
+    this.headers = { ...(settings.headers ?? {}) }
+    this.ownsDispatcher = !options.dispatcher
+    this.dispatcher =
+      options.dispatcher ??
+      new Agent({
+        connect: { timeout: settings.connectTimeoutMs },
+        headersTimeout: settings.timeoutMs,
+        bodyTimeout: settings.timeoutMs,
+      })
+    this.secrets = secretsOf([...Object.values(this.headers), ...(options.secrets ?? [])])
+    this.now = options.now ?? Date.now
+  }
+
+  /** One request with every timeout applied; network failures come back as DispatchFaults. */
+  async send(method: string, url: string, extra: Record<string, string>, body?: string, signal?: AbortSignal): Promise<HttpAnswer> {
+    const headers: Record<string, string> = { accept: 'application/json' }
+    const overridden = new Set(Object.keys(extra).map((k) => k.toLowerCase()))
+    for (const [k, v] of Object.entries(this.headers)) if (!overridden.has(k.toLowerCase())) headers[k] = v
+    Object.assign(headers, extra)
+    const deadline = AbortSignal.timeout(this.settings.timeoutMs)
+    const where = this.where(method, url)
+    try {
+      const res = await request(url, {
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        dispatcher: this.dispatcher,
+        signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
+      })
+      const text = scrub(await readLimited(res.body), this.secrets)
+      const retryAfter = res.headers['retry-after']
+      return { status: res.statusCode, text, body: parseBody(text), retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter }
+    } catch (e) {
+      throw faultFromError(e, where)
+    }
+  }
+
+  /** How errors name a request: method and origin, never the path, query or headers. */
+  where(method: string, url: string): string {
+    let origin = '(invalid URL)'
+    try {
+      origin = new URL(url).origin
+    } catch {}
+    return `target ${this.name}: ${method} ${origin}`
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close()
+  }
+}
