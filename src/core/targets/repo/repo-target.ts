@@ -144,8 +144,12 @@ export class RepoTarget implements EffectTarget {
     } finally {
       await change.dispose()
     }
-    const commit = await this.branchHead()
-    return { commit: commit!, branch: this.branch }
+    // Another process may commit on the branch right after us: name our commit by its trailer.
+    const head = await this.branchHead()
+    if (head && (await this.trailerValues(head)).includes(effect.id)) return { commit: head, branch: this.branch }
+    const found = await this.findCommit(effect.id)
+    if (!found) throw new DispatchFault('unknown', `target ${this.name}: git committed, but the commit carrying effect ${effect.id} is not on branch ${this.branch}`)
+    return found
   }
 
   /** Best effort: the original failure is what the caller needs to see. */
