@@ -32,6 +32,8 @@ export interface HttpClientOptions {
 export interface HttpAnswer extends Answer {
   /** The body text, scrubbed. */
   text: string
+  /** Response headers: lower-case names, the first value of each (Stripe's Idempotent-Replayed, SendGrid's X-Message-Id). */
+  headers: Record<string, string>
 }
 
 export class HttpClient {
@@ -60,7 +62,7 @@ export class HttpClient {
   }
 
   /** One request with every timeout applied; network failures come back as DispatchFaults. */
-  async send(method: string, url: string, extra: Record<string, string>, body?: string, signal?: AbortSignal): Promise<HttpAnswer> {
+  async send(method: string, url: string, extra: Record<string, string> = {}, body?: string, signal?: AbortSignal): Promise<HttpAnswer> {
     const headers: Record<string, string> = { accept: 'application/json' }
     const overridden = new Set(Object.keys(extra).map((k) => k.toLowerCase()))
     for (const [k, v] of Object.entries(this.headers)) if (!overridden.has(k.toLowerCase())) headers[k] = v
@@ -76,8 +78,9 @@ export class HttpClient {
         signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
       })
       const text = scrub(await readLimited(res.body), this.secrets)
-      const retryAfter = res.headers['retry-after']
-      return { status: res.statusCode, text, body: parseBody(text), retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter }
+      const flat: Record<string, string> = {}
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k.toLowerCase()] = Array.isArray(v) ? v[0]! : v
+      return { status: res.statusCode, text, body: parseBody(text), retryAfter: flat['retry-after'], headers: flat }
     } catch (e) {
       throw faultFromError(e, where)
     }
