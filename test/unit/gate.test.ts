@@ -237,12 +237,19 @@ describe('gate.recover', () => {
     expect((await gate.recover()).effects).toMatchObject([{ effectId: id, action: 'waiting', found: 'AMBIGUOUS' }])
   })
 
-  it('reads the journal once and leaves terminal effects alone', async () => {
+  it('leaves terminal effects alone, and verifies the whole journal of an in-flight one', async () => {
     const t = new CountingTarget('t1', 1)
     const gate = gateWith(t)
     for (let i = 0; i < 5; i++) await gate.submit(effect('t1', i))
+    const quiet = await gate.recover()
+    expect(quiet.effects).toEqual([])
+    expect(t.calls.size).toBe(5)
+    t.faults = [{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]
+    const stuck = await gate.submit(effect('t1', 99))
+    expect(stuck.status).toBe('in_flight')
     const report = await gate.recover()
-    expect(report.effects).toEqual([])
-    expect(report.recordsRead).toBe(20)
+    expect(report.effects.map((e) => e.effectId)).toEqual([stuck.effectId])
+    // The five committed effects (4 records each) and the stuck one (3) share its journal.
+    expect(report.recordsRead).toBe(23)
   })
 })
