@@ -4,7 +4,7 @@
  * records the outcome; `recover` finishes what a crash interrupted.
  */
 import { advance } from './advance.js'
-import { toEffect, type EffectInput, type JsonObject, type Premises } from './effect.js'
+import { toEffect, type Effect, type EffectInput, type JsonObject, type Premises } from './effect.js'
 import { InputError } from './errors.js'
 import { proposal, targetOf, type GateContext, type RetryOptions } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
@@ -69,8 +69,16 @@ export class Gate {
    * while the first submit is still in flight.
    */
   submit(input: EffectInput): Promise<SubmitOutcome> {
-    const effect = toEffect(input)
-    const target = targetOf(this.ctx, effect.target)
+    let effect: Effect
+    let target: EffectTarget
+    try {
+      effect = toEffect(input)
+      target = targetOf(this.ctx, effect.target)
+      // Bad arguments are the caller's mistake: refuse them before anything is journaled.
+      target.validateArgs?.(effect.action, effect.args)
+    } catch (err) {
+      return Promise.reject(err)
+    }
     const running = this.running.get(effect.id)
     if (running) return running
     const work = (async (): Promise<SubmitOutcome> => {

@@ -23,6 +23,7 @@ export class CountingTarget implements EffectTarget {
   violations: string[] = []
   /** Called at the start of apply, e.g. to check the journal state. */
   onApply?: (effect: Effect) => void | Promise<void>
+  validateArgs?: (action: string, args: Effect['args']) => void
   query?: (effect: Effect) => Promise<Receipt | null>
 
   constructor(

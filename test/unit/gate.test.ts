@@ -166,12 +166,24 @@ describe('gate.submit', () => {
     expect(t.calls.size).toBe(0)
   })
 
-  it('refuses a tier-2 target without query, and an unknown target', () => {
+  it('refuses bad arguments before journaling anything', async () => {
+    const t = new CountingTarget('t1', 1)
+    t.validateArgs = (_action, args) => {
+      if (typeof args.n !== 'number') throw new InputError('args.n must be a number')
+    }
+    const gate = gateWith(t)
+    await expect(gate.submit({ thread: 't', target: 't1', action: 'do', args: { n: 'x' } })).rejects.toThrow('args.n must be a number')
+    expect(await store.list()).toEqual([])
+    expect(t.calls.size).toBe(0)
+  })
+
+  it('refuses a tier-2 target without query, and an unknown target', async () => {
     const t = new CountingTarget('t2', 2)
     delete t.query
     expect(() => gateWith(t)).toThrow(InputError)
     expect(() => gateWith(t)).toThrow(/tier-2 target must implement query/)
-    expect(() => gateWith().submit(effect('nope'))).toThrow(NotFoundError)
+    await expect(gateWith().submit(effect('nope'))).rejects.toThrow(NotFoundError)
+    await expect(gateWith().submit({ ...effect('nope'), thread: '' })).rejects.toThrow(/effect\.thread/)
   })
 })
 
