@@ -2,37 +2,13 @@
  * The built binary, run as a user runs it: `node bin/run.js ...` in a fresh
  * folder, judged only by exit code, stdout and stderr.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
+import { interlock } from '../helpers/cli.js'
 
 const SECRET = 'sk_live_e2e_Zq81xv'
-
-function interlock(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<Run> {
-  const bin = join(inject('cliRoot'), 'bin', 'run.js')
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: options.cwd,
-      // A clean environment: no INTERLOCK_* from the developer's shell, no colours.
-      env: { PATH: process.env.PATH ?? '', HOME: options.cwd, NO_COLOR: '1', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
 
 function folder(config?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-e2e-'))

@@ -25,7 +25,8 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 export default function setup(project: TestProject): () => void {
   const root = mkdtempSync(join(tmpdir(), 'interlock-cli-'))
   cpSync(join(repo, 'package.json'), join(root, 'package.json'))
-  cpSync(join(repo, 'bin'), join(root, 'bin'), { recursive: true })
+  // What the published package carries besides dist/ (package.json "files").
+  for (const dir of ['bin', 'schemas']) cpSync(join(repo, dir), join(root, dir), { recursive: true })
   symlinkSync(join(repo, 'node_modules'), join(root, 'node_modules'), 'dir')
 
   const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc')

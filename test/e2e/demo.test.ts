@@ -1,0 +1,37 @@
+/**
+ * `interlock demo`, the README's first command, as a user runs it: it must
+ * exit 0 and its table must rest on the targets' own counts.
+ */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { interlock } from '../helpers/cli.js'
+
+describe('interlock demo', () => {
+  it('kills the worker in flight, recovers, and shows every effect applied at most once', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'interlock-demo-e2e-'))
+    const run = await interlock(['demo', '--json'], { cwd })
+    expect(run.code, run.stderr).toBe(0)
+    const report = JSON.parse(run.stdout) as {
+      ok: boolean
+      workerKilledWith: string
+      rows: { label: string; tier: number; final: string; recovery: string; applied: number; requests?: number }[]
+    }
+    expect(report.ok).toBe(true)
+    expect(report.workerKilledWith).toBe('SIGKILL')
+    const byLabel = Object.fromEntries(report.rows.map((r) => [r.label, r]))
+    expect(byLabel.refund).toMatchObject({ tier: 1, final: 'COMMITTED', recovery: 're-applied', applied: 1, requests: 2 })
+    expect(byLabel['record refund']).toMatchObject({ tier: 2, final: 'COMMITTED', recovery: 'found-by-query', applied: 1 })
+    expect(byLabel['notify customer']).toMatchObject({ tier: 3, final: 'AMBIGUOUS', recovery: 'marked-ambiguous', applied: 1 })
+    expect(byLabel['stale receipt fix']).toMatchObject({ final: 'REJECTED', applied: 0 })
+  })
+
+  it('prints the journal as a table for people', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'interlock-demo-e2e-'))
+    const run = await interlock(['demo'], { cwd })
+    expect(run.code, run.stderr).toBe(0)
+    for (const text of ['re-applied', 'found-by-query', 'AMBIGUOUS', 'REJECTED', 'SIGKILL']) expect(run.stdout).toContain(text)
+    expect(run.stdout).not.toContain('WRONG')
+  })
+})

@@ -1,0 +1,29 @@
+/** The built binary, run as a user runs it (see build-once.ts for how it is built). */
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { inject } from 'vitest'
+
+export interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+export function interlock(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<Run> {
+  const bin = join(inject('cliRoot'), 'bin', 'run.js')
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: options.cwd,
+      // A clean environment: no INTERLOCK_* from the developer's shell, no colours.
+      env: { PATH: process.env.PATH ?? '', HOME: options.cwd, NO_COLOR: '1', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
