@@ -35,10 +35,13 @@ export interface EmulatorRequest {
   query: URLSearchParams
   headers: http.IncomingHttpHeaders
   body: string
+  /** The body as received, for services whose payloads are bytes (S3 objects, signed payload hashes). */
+  raw: Buffer
 }
 
 export interface EmulatorResponse {
   status: number
+  /** Sent as is when a string or bytes, as JSON otherwise. */
   body?: unknown
   headers?: Record<string, string>
 }
@@ -133,15 +136,16 @@ export abstract class Emulator {
       path: url.pathname,
       query: url.searchParams,
       headers: req.headers,
+      raw: Buffer.concat(chunks),
       body: Buffer.concat(chunks).toString('utf8'),
       res,
     }
     this.requests.push({ method: request.method, path: request.path })
     try {
       const out = await this.route(request)
-      const isJson = out.body !== undefined && typeof out.body !== 'string'
+      const isJson = out.body !== undefined && typeof out.body !== 'string' && !(out.body instanceof Uint8Array)
       res.writeHead(out.status, { ...(isJson ? { 'content-type': 'application/json' } : {}), ...out.headers })
-      res.end(out.body === undefined ? '' : isJson ? JSON.stringify(out.body) : (out.body as string))
+      res.end(out.body === undefined ? '' : isJson ? JSON.stringify(out.body) : (out.body as string | Uint8Array))
     } catch (e) {
       if (e instanceof Swallowed) return
       res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(e) }))
