@@ -42,6 +42,11 @@ function targetRow(name: string, target: TargetConfig): (string | number)[] {
   if (target.type === 'repo') {
     return [name, 'repo', 2, target.path, `branch=${target.branch} author=${target.author}`]
   }
+  // The credential is never shown, not even redacted: it is in the environment, not in this file.
+  if (target.type === 'stripe' || target.type === 'sendgrid' || target.type === 'slack') {
+    const timeouts = `timeout_ms=${target.timeoutMs} connect_timeout_ms=${target.connectTimeoutMs}`
+    return [name, target.type, target.type === 'stripe' ? 1 : 3, target.baseUrl, timeouts]
+  }
   const details = [`method=${target.method}`, `timeout_ms=${target.timeoutMs}`, `connect_timeout_ms=${target.connectTimeoutMs}`]
   if (target.queryUrl) details.push(`query_url=${target.queryUrl}`)
   if (target.premiseUrl) details.push(`premise_url=${target.premiseUrl}`)

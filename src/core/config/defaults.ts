@@ -15,6 +15,9 @@ export const DEFAULTS = {
   httpMethod: 'POST',
   timeoutMs: 10_000,
   connectTimeoutMs: 3_000,
+  stripeBaseUrl: 'https://api.stripe.com',
+  sendgridBaseUrl: 'https://api.sendgrid.com',
+  slackBaseUrl: 'https://slack.com',
 } as const
 
 /** The embedded default used when no interlock.toml exists: SQLite in `dir`, no targets. */

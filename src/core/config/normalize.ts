@@ -9,7 +9,7 @@
 import { isAbsolute, resolve } from 'node:path'
 import type { Tier } from '../effect.js'
 import { DEFAULTS } from './defaults.js'
-import type { GateConfig, HttpTargetConfig, StoreConfig, TargetConfig } from './types.js'
+import type { GateConfig, HttpTargetConfig, ServiceTargetConfig, StoreConfig, TargetConfig } from './types.js'
 
 type Table = Record<string, unknown>
 
@@ -40,6 +40,9 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
       author: (raw.author as string | undefined) ?? DEFAULTS.repoAuthor,
     }
   }
+  if (raw.type === 'stripe') return { type: 'stripe', apiKey: raw.api_key as string, ...service(raw, DEFAULTS.stripeBaseUrl) }
+  if (raw.type === 'sendgrid') return { type: 'sendgrid', apiKey: raw.api_key as string, ...service(raw, DEFAULTS.sendgridBaseUrl) }
+  if (raw.type === 'slack') return { type: 'slack', token: raw.token as string, ...service(raw, DEFAULTS.slackBaseUrl) }
   const target: HttpTargetConfig = {
     type: 'http',
     tier: raw.tier as Tier,
@@ -52,6 +55,14 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
   if (typeof raw.query_url === 'string') target.queryUrl = raw.query_url
   if (typeof raw.premise_url === 'string') target.premiseUrl = raw.premise_url
   return target
+}
+
+function service(raw: Table, baseUrl: string): ServiceTargetConfig {
+  return {
+    baseUrl: (raw.base_url as string | undefined) ?? baseUrl,
+    timeoutMs: (raw.timeout_ms as number | undefined) ?? DEFAULTS.timeoutMs,
+    connectTimeoutMs: (raw.connect_timeout_ms as number | undefined) ?? DEFAULTS.connectTimeoutMs,
+  }
 }
 
 // `:memory:` is SQLite's in-process database, not a file name.

@@ -18,6 +18,8 @@
  * `properties` below when they exist.
  */
 
+import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
+
 const DURATION_MAX_MS = 600_000
 
 const sqliteStore = {
@@ -177,11 +179,17 @@ const target = {
   description: 'One effect target. `type` decides which other keys apply.',
   required: ['type'],
   properties: {
-    type: { enum: ['repo', 'http'], description: 'Kind of target: "repo" (local git) or "http".' },
+    type: {
+      enum: ['repo', 'http', 'stripe', 'sendgrid', 'slack'],
+      description: 'Kind of target: "repo" (local git), "http", "stripe", "sendgrid" or "slack".',
+    },
   },
   allOf: [
     { if: { properties: { type: { const: 'repo' } }, required: ['type'] }, then: repoTarget },
     { if: { properties: { type: { const: 'http' } }, required: ['type'] }, then: httpTarget },
+    { if: { properties: { type: { const: 'stripe' } }, required: ['type'] }, then: stripeTarget },
+    { if: { properties: { type: { const: 'sendgrid' } }, required: ['type'] }, then: sendgridTarget },
+    { if: { properties: { type: { const: 'slack' } }, required: ['type'] }, then: slackTarget },
   ],
 } as const
 

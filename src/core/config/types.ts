@@ -56,7 +56,38 @@ export interface HttpTargetConfig {
   connectTimeoutMs: number
 }
 
-export type TargetConfig = RepoTargetConfig | HttpTargetConfig
+/** What every vendor-API target shares: where the API is and how long a call may take. */
+export interface ServiceTargetConfig {
+  /** The API's base URL: the real service's by default, an emulator's in tests. */
+  baseUrl: string
+  /** Total time for one request, headers and body (default 10000). */
+  timeoutMs: number
+  /** Time to establish the connection (default 3000). */
+  connectTimeoutMs: number
+}
+
+/** Stripe refunds (tier 1): `POST /v1/refunds` with the effect id as Idempotency-Key. */
+export interface StripeTargetConfig extends ServiceTargetConfig {
+  type: 'stripe'
+  /** Secret or restricted key, from `${STRIPE_API_KEY}`. */
+  apiKey: string
+}
+
+/** SendGrid mail send (tier 3): `POST /v3/mail/send`. */
+export interface SendgridTargetConfig extends ServiceTargetConfig {
+  type: 'sendgrid'
+  /** API key with the mail.send scope, from `${SENDGRID_API_KEY}`. */
+  apiKey: string
+}
+
+/** Slack messages (tier 3): `chat.postMessage`, compensated by `chat.delete`. */
+export interface SlackTargetConfig extends ServiceTargetConfig {
+  type: 'slack'
+  /** Bot token (xoxb-...), from `${SLACK_TOKEN}`. */
+  token: string
+}
+
+export type TargetConfig = RepoTargetConfig | HttpTargetConfig | StripeTargetConfig | SendgridTargetConfig | SlackTargetConfig
 
 export interface InterlockConfig {
   /** Absolute path of the file this came from (undefined for defaults). */

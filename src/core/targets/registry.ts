@@ -7,6 +7,9 @@ import type { TargetConfig } from '../config/types.js'
 import { InputError } from '../errors.js'
 import { HttpTarget, type HttpTargetOptions } from './http/http-target.js'
 import { RepoTarget, type RepoTargetOptions } from './repo/repo-target.js'
+import { SendgridMailTarget } from './sendgrid/sendgrid-target.js'
+import { SlackMessageTarget } from './slack/slack-target.js'
+import { StripeRefundTarget } from './stripe/stripe-target.js'
 import { assertTarget, type EffectTarget } from './target.js'
 
 export interface TargetOptions {
@@ -24,6 +27,15 @@ export function createTarget(name: string, config: TargetConfig, opts: TargetOpt
       break
     case 'http':
       target = new HttpTarget(name, config, { ...opts.http, secrets: [...(opts.http?.secrets ?? []), ...(opts.secrets ?? [])] })
+      break
+    case 'stripe':
+      target = new StripeRefundTarget(name, config, { secrets: opts.secrets })
+      break
+    case 'sendgrid':
+      target = new SendgridMailTarget(name, config, { secrets: opts.secrets })
+      break
+    case 'slack':
+      target = new SlackMessageTarget(name, config, { secrets: opts.secrets })
       break
     default:
       throw new InputError(`target ${name}: unknown type ${JSON.stringify((config as { type?: unknown }).type)}; expected repo or http`)

@@ -42,6 +42,7 @@ export class HttpClient {
   private readonly secrets: string[]
   private readonly headers: Record<string, string>
   readonly now: () => number
+  private closing?: Promise<void>
 
   constructor(
     readonly name: string,
@@ -95,7 +96,9 @@ export class HttpClient {
     return `target ${this.name}: ${method} ${origin}`
   }
 
+  /** Idempotent: a target may be closed by its gate and by whoever made it. */
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close()
+    if (this.ownsDispatcher && !this.closing) this.closing = this.dispatcher.close()
+    await this.closing
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * JSON Schema of the vendor-API targets (stripe, sendgrid, slack), part of
+ * schema.ts's target schema. Their tier is the service's, not a setting.
+ *
+ * Credentials must be `${VAR}` references: the loader records what a
+ * reference expands to as a secret and scrubs it from all output, while a key
+ * written into the file would be printed by `config show` like any value.
+ */
+
+const DURATION_MAX_MS = 600_000
+
+const credential = (description: string) =>
+  ({
+    type: 'string',
+    pattern: '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$',
+    patternErrorMessage: 'must be a ${VAR} reference: keep the credential in the environment, not in this file',
+    description,
+  }) as const
+
+const common = (service: string, defaultUrl: string) =>
+  ({
+    base_url: {
+      type: 'string',
+      pattern: '^(https?://|\\$\\{)',
+      patternErrorMessage: 'must be an http:// or https:// URL, or start with a ${VAR} reference',
+      description: `Base URL of the ${service} API; point it at an emulator in tests. Default "${defaultUrl}".`,
+    },
+    timeout_ms: {
+      type: 'integer',
+      minimum: 1,
+      maximum: DURATION_MAX_MS,
+      description: 'Total time for one request, headers and body, in milliseconds. Default 10000.',
+    },
+    connect_timeout_ms: {
+      type: 'integer',
+      minimum: 1,
+      maximum: DURATION_MAX_MS,
+      description: 'Time to establish the connection, in milliseconds. Default 3000.',
+    },
+  }) as const
+
+export const stripeTarget = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'api_key'],
+  properties: {
+    type: { const: 'stripe', description: 'Stripe refunds (tier 1: Stripe deduplicates by the effect id as Idempotency-Key).' },
+    api_key: credential('Stripe secret or restricted key allowed to read charges and create refunds, e.g. "${STRIPE_API_KEY}".'),
+    ...common('Stripe', 'https://api.stripe.com'),
+  },
+} as const
+
+export const sendgridTarget = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'api_key'],
+  properties: {
+    type: { const: 'sendgrid', description: 'SendGrid mail send (tier 3: a send in flight at a crash becomes AMBIGUOUS).' },
+    api_key: credential('SendGrid API key with the mail.send scope, e.g. "${SENDGRID_API_KEY}".'),
+    ...common('SendGrid', 'https://api.sendgrid.com'),
+  },
+} as const
+
+export const slackTarget = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'token'],
+  properties: {
+    type: { const: 'slack', description: 'Slack messages (tier 3: a post in flight at a crash becomes AMBIGUOUS; compensated by chat.delete).' },
+    token: credential('Slack bot token (xoxb-...) with chat:write, e.g. "${SLACK_TOKEN}".'),
+    ...common('Slack Web', 'https://slack.com'),
+  },
+} as const

@@ -1,0 +1,262 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { JsonObject } from '../../../src/core/canonical-json.js'
+import { parseConfig } from '../../../src/core/config/load.js'
+import { toEffect, type Effect } from '../../../src/core/effect.js'
+import { DispatchFault, InputError } from '../../../src/core/errors.js'
+import { createTarget } from '../../../src/core/targets/registry.js'
+import { StripeRefundTarget } from '../../../src/core/targets/stripe/index.js'
+import type { FaultMode } from '../../emulators/emulator.js'
+import { StripeEmulator } from '../../emulators/stripe.js'
+import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
+
+const KEY = 'sk_test_51InterlockEmulatorKeyThatMustNeverLeak'
+const first = { attempt: 1, recovering: false }
+let stripe: StripeEmulator
+let harness: SqliteGate | undefined
+const targets: StripeRefundTarget[] = []
+
+beforeEach(async () => {
+  stripe = await new StripeEmulator(KEY).start()
+  stripe.seedCharge({ id: 'ch_usd', amount: 5000, currency: 'usd' })
+  stripe.seedCharge({ id: 'ch_jpy', amount: 10_000, currency: 'jpy' })
+  stripe.seedCharge({ id: 'ch_kwd', amount: 20_000, currency: 'kwd' })
+})
+afterEach(async () => {
+  await harness?.cleanup()
+  harness = undefined
+  for (const t of targets.splice(0)) await t.close()
+  await stripe.close()
+})
+
+function target(over: { timeoutMs?: number; baseUrl?: string; apiKey?: string } = {}): StripeRefundTarget {
+  const t = new StripeRefundTarget('payments', { apiKey: KEY, baseUrl: stripe.url, timeoutMs: 2000, connectTimeoutMs: 1000, ...over })
+  targets.push(t)
+  return t
+}
+
+async function gate(opts: Parameters<typeof sqliteGate>[1] = {}, over: Parameters<typeof target>[0] = {}): Promise<SqliteGate> {
+  harness = await sqliteGate(() => [target(over)], opts)
+  return harness
+}
+
+const refund = (args: JsonObject = {}) => ({ charge: 'ch_usd', amount: '12.50', currency: 'usd', ...args })
+const input = (args: JsonObject, premises?: JsonObject) => ({ thread: 'order-7', target: 'payments', action: 'refund', args, premises })
+const posts = () => stripe.requests.filter((r) => r.method === 'POST')
+
+async function fault(p: Promise<unknown>): Promise<DispatchFault> {
+  const e = await p.then(
+    () => null,
+    (err: unknown) => err,
+  )
+  expect(e).toBeInstanceOf(DispatchFault)
+  expect(JSON.stringify({ m: (e as Error).message, j: (e as DispatchFault).toJSON() })).not.toContain(KEY)
+  return e as DispatchFault
+}
+
+describe('Stripe refund through the gate', () => {
+  it('captures the charge, refunds once with the effect id as Idempotency-Key, and journals no secret', async () => {
+    const { gate: g, store } = await gate()
+    const args = refund()
+    const premises = await g.capture('payments', 'refund', args)
+    expect(premises).toEqual({ charge: { id: 'ch_usd', status: 'succeeded', amount: 5000, amount_refunded: 0, disputed: false, currency: 'usd' } })
+
+    const out = await g.submit(input(args, premises))
+    expect(out).toMatchObject({ status: 'committed', receipt: { status: 'succeeded', charge: 'ch_usd', amount: 1250, amount_decimal: '12.50', currency: 'usd' } })
+    expect(stripe.count(out.effectId)).toBe(1)
+    expect(stripe.refundsFor(out.effectId)).toMatchObject([{ amount: 1250, charge: 'ch_usd', metadata: { interlock_effect_id: out.effectId } }])
+    expect(stripe.charges.get('ch_usd')!.amount_refunded).toBe(1250)
+    expect((await store.history(out.effectId)).map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
+    expect(await journalText(store)).not.toContain(KEY)
+  })
+
+  it('turns decimal amounts into minor units: zero-decimal JPY, three-decimal KWD', async () => {
+    const { gate: g } = await gate()
+    const yen = await g.submit(input({ charge: 'ch_jpy', amount: '500', currency: 'JPY' }))
+    const dinar = await g.submit(input({ charge: 'ch_kwd', amount: '5.12', currency: 'kwd' }))
+    expect(yen).toMatchObject({ status: 'committed', receipt: { amount: 500, amount_decimal: '500', currency: 'jpy' } })
+    expect(dinar).toMatchObject({ status: 'committed', receipt: { amount: 5120, amount_decimal: '5.120' } })
+    expect(stripe.refunds.map((r) => r.amount)).toEqual([500, 5120])
+  })
+
+  it('rejects a refund whose charge changed since the decision, naming each field, and sends nothing', async () => {
+    const { gate: g } = await gate()
+    const args = refund({ amount: '40.00' })
+    const premises = await g.capture('payments', 'refund', args)
+    stripe.updateCharge('ch_usd', { amount_refunded: 2000 })
+    stripe.updateCharge('ch_usd', { disputed: true })
+
+    const out = await g.submit(input(args, premises))
+    expect(out.status).toBe('rejected')
+    if (out.status !== 'rejected') return
+    expect(out.violations).toEqual([
+      'charge ch_usd: amount_refunded changed since the decision (was 0, now 2000)',
+      'charge ch_usd: disputed changed since the decision (was false, now true)',
+      'a refund of 40.00 USD no longer fits charge ch_usd: 30.00 USD is left to refund (50.00 USD charged, 20.00 USD refunded)',
+    ])
+    expect(stripe.count(out.effectId)).toBe(0)
+    expect(posts()).toHaveLength(0)
+  })
+
+  it('refuses bad input with an error naming the argument, before anything is sent', async () => {
+    const { gate: g } = await gate()
+    const cases: [JsonObject, RegExp][] = [
+      [refund({ amount: '12.345' }), /args\.amount 12\.345 USD is finer than the currency allows: USD has 2 decimal places; it is refused, not rounded/],
+      [refund({ amount: '-5.00' }), /args\.amount must be more than zero/],
+      [refund({ amount: '0.00' }), /args\.amount must be more than zero/],
+      [refund({ amount: '12,50' }), /args\.amount must be a decimal string/],
+      [refund({ amount: 12.5 }), /args\.amount must be a decimal string such as "12\.50" \(got 12\.5\)/],
+      [refund({ charge: 'ch_jpy', currency: 'jpy', amount: '1.5' }), /JPY takes whole units only/],
+      [refund({ charge: 'ch_kwd', currency: 'kwd', amount: '5.124' }), /Stripe takes KWD to 2 decimal places \(the last of its 3 digits must be 0\)/],
+      [refund({ charge: '../v1/customers' }), /args\.charge must be a Stripe charge id/],
+      [refund({ currency: 'dollars' }), /args\.currency must be a three-letter ISO currency code/],
+      [refund({ reason: 'changed_mind' }), /args\.reason must be one of duplicate, fraudulent, requested_by_customer/],
+      [refund({ note: 'x' }), /unknown refund argument: args\.note/],
+    ]
+    for (const [args, message] of cases) {
+      // The gate refuses at submit when it asks the target (validateArgs); otherwise the premise check does, before DISPATCHED.
+      let said: string
+      try {
+        said = JSON.stringify(await g.submit(input(args)))
+      } catch (e) {
+        expect(e).toBeInstanceOf(InputError)
+        said = (e as Error).message
+      }
+      expect(said, JSON.stringify(args)).toMatch(message)
+      await expect(target().capture('refund', args)).rejects.toThrow(message)
+      const f = await fault(target().apply(toEffect(input(args)), first))
+      expect(f.kind).toBe('refused')
+      expect(f.message).toMatch(message)
+    }
+    expect(stripe.requests).toHaveLength(0)
+    expect(stripe.applications.size).toBe(0)
+  })
+
+  it('capture refuses a charge that does not exist or is in another currency', async () => {
+    await expect(target().capture('refund', refund({ charge: 'ch_missing' }))).rejects.toThrow(/args\.charge: Stripe has no charge ch_missing/)
+    await expect(target().capture('refund', refund({ charge: 'ch_jpy', amount: '5' }))).rejects.toThrow(
+      /args\.currency is USD, but charge ch_jpy is in JPY/,
+    )
+    expect(posts()).toHaveLength(0)
+  })
+})
+
+describe('Stripe refund after a crash in flight (tier 1: the same key again, exactly one refund)', () => {
+  const modes: FaultMode[] = ['reset-before-apply', 'apply-then-drop', 'reset-after-apply', '5xx', 'hang']
+
+  for (const mode of modes) {
+    it(`${mode}: the only try ends unknown, the effect stays DISPATCHED, recovery refunds exactly once`, async () => {
+      const before = await gate({ retry: { maxAttempts: 1 } }, { timeoutMs: 300 })
+      stripe.fault({ mode, route: 'POST /v1/refunds' })
+      const args = refund()
+      const out = await before.gate.submit(input(args, await before.gate.capture('payments', 'refund', args)))
+      expect(out).toMatchObject({ status: 'in_flight', state: 'DISPATCHED' })
+      expect(stripe.count(out.effectId)).toBe(mode === 'apply-then-drop' || mode === 'reset-after-apply' ? 1 : 0)
+
+      const next = await before.restart()
+      const report = await next.gate.recover()
+      expect(report.effects).toMatchObject([{ effectId: out.effectId, found: 'DISPATCHED', action: 're-applied', outcome: { status: 'committed' } }])
+      expect(stripe.count(out.effectId)).toBe(1)
+      expect(stripe.refundsFor(out.effectId)).toHaveLength(1)
+      expect(stripe.charges.get('ch_usd')!.amount_refunded).toBe(1250)
+      const sent = posts().length
+      expect(sent).toBe(2)
+      const receipt = report.effects[0]!.outcome!.status === 'committed' ? (report.effects[0]!.outcome as { receipt: JsonObject }).receipt : {}
+      expect(receipt.replayed ?? false).toBe(mode === 'apply-then-drop' || mode === 'reset-after-apply')
+    })
+  }
+
+  it('a process that died mid-request: journaled DISPATCHED, request applied, answer lost; recovery replays', async () => {
+    const h = await gate()
+    const e = toEffect(input(refund()))
+    await journalDispatched(h.store, e, 1)
+    stripe.fault({ mode: 'apply-then-drop' })
+    expect((await fault(target().apply(e, first))).kind).toBe('unknown')
+
+    const next = await h.restart()
+    await next.gate.recover()
+    expect(await next.store.get(e.id)).toMatchObject({ state: 'COMMITTED', detail: { receipt: { replayed: true } } })
+    expect(stripe.count(e.id)).toBe(1)
+  })
+
+  it('the first request still running: 409 idempotency_key_in_use, retried later with the same key, one refund', async () => {
+    const { gate: g } = await gate({ retry: { maxAttempts: 5, backoffMs: 250 }, realSleep: true }, { timeoutMs: 300 })
+    stripe.delayNext(900)
+    const out = await g.submit(input(refund()))
+    expect(out).toMatchObject({ status: 'committed', receipt: { replayed: true } })
+    expect(stripe.count(out.effectId)).toBe(1)
+    // Timed out, then 409 while the first ran, then the saved answer.
+    expect(posts().length).toBeGreaterThanOrEqual(3)
+  })
+})
+
+describe('StripeRefundTarget answers', () => {
+  it('409 in flight is retry-later; the same key with other parameters is refused with Stripe\'s message', async () => {
+    const t = target({ timeoutMs: 5000 })
+    const e = toEffect(input(refund()))
+    stripe.delayNext(400)
+    const slow = t.apply(e, first)
+    await new Promise((r) => setTimeout(r, 100))
+    const busy = await fault(target().apply(e, { attempt: 2, recovering: false }))
+    expect(busy.kind).toBe('retry-later')
+    expect(busy.context).toMatchObject({ status: 409, code: 'idempotency_key_in_use' })
+    expect((await slow).refund).toMatch(/^re_/)
+
+    const altered: Effect = { ...e, args: refund({ amount: '10.00' }) }
+    const refused = await fault(t.apply(altered, first))
+    expect(refused.kind).toBe('refused')
+    expect(refused.message).toContain('Keys for idempotent requests can only be used with the same parameters they were first used with')
+    expect(stripe.count(e.id)).toBe(1)
+  })
+
+  it("Stripe's own refusals are refused with its message: more than is left, a wrong key", async () => {
+    const tooMuch = await fault(target().apply(toEffect(input(refund({ amount: '60.00' }))), first))
+    expect(tooMuch).toMatchObject({ kind: 'refused', context: { status: 400, code: 'amount_too_large' } })
+    expect(tooMuch.message).toContain('Refund amount (6000) is greater than unrefunded amount on charge (5000)')
+
+    const wrongKey = `${KEY}x`
+    const denied = await fault(target({ apiKey: wrongKey }).apply(toEffect(input(refund())), first))
+    expect(denied).toMatchObject({ kind: 'refused', context: { status: 401 } })
+    expect(denied.message).not.toContain(wrongKey)
+    expect(stripe.applications.size).toBe(0)
+  })
+
+  it('a refused connection is not-sent', async () => {
+    const closed = http.createServer()
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise((r) => closed.close(r))
+    const f = await fault(target({ baseUrl: `http://127.0.0.1:${port}` }).apply(toEffect(input(refund())), first))
+    expect(f.kind).toBe('not-sent')
+  })
+
+  it('cannot be compensated, and says why', () => {
+    const t = target()
+    expect(t.compensation).toBeUndefined()
+    expect(t.notCompensable).toMatch(/refund cannot be taken back through the API/)
+  })
+})
+
+describe('Stripe target from interlock.toml', () => {
+  it('is configured by name with the key from the environment, and built by the registry', () => {
+    const config = parseConfig(
+      `[targets.payments]\ntype = "stripe"\napi_key = "\${STRIPE_API_KEY}"\nbase_url = "${stripe.url}"\ntimeout_ms = 2000\n`,
+      { file: '/tmp/interlock.toml', env: { STRIPE_API_KEY: KEY } },
+    )
+    expect(config.targets.payments).toEqual({ type: 'stripe', apiKey: KEY, baseUrl: stripe.url, timeoutMs: 2000, connectTimeoutMs: 3000 })
+    expect(config.secrets).toEqual([KEY])
+    const t = createTarget('payments', config.targets.payments!, { secrets: config.secrets })
+    targets.push(t as StripeRefundTarget)
+    expect(t).toBeInstanceOf(StripeRefundTarget)
+    expect(t.tier).toBe(1)
+  })
+
+  it('defaults to the real API and refuses a key written into the file', () => {
+    const config = parseConfig('[targets.payments]\ntype = "stripe"\napi_key = "${STRIPE_API_KEY}"\n', { file: '/tmp/interlock.toml', env: { STRIPE_API_KEY: KEY } })
+    expect(config.targets.payments).toMatchObject({ baseUrl: 'https://api.stripe.com' })
+    expect(() => parseConfig(`[targets.payments]\ntype = "stripe"\napi_key = "${KEY}"\n`, { file: '/tmp/interlock.toml', env: {} })).toThrow(
+      /is invalid/,
+    )
+  })
+})
