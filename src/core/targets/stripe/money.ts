@@ -32,7 +32,7 @@ export interface CurrencyRule {
 
 const DECIMAL = /^\d+(?:\.\d+)?$/
 const CURRENCY = /^[a-z]{3}$/
-/** Longer strings are not amounts; the bound also keeps every product below exact (Exact's precision). */
+/** Longer strings are not amounts. The bound also lets Exact's precision hold every product whole: no rounding anywhere. */
 const MAX_LENGTH = 40
 const Exact = Decimal.clone({ precision: 2 * MAX_LENGTH })
 
