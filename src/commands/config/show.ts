@@ -47,6 +47,15 @@ function targetRow(name: string, target: TargetConfig): (string | number)[] {
     const timeouts = `timeout_ms=${target.timeoutMs} connect_timeout_ms=${target.connectTimeoutMs}`
     return [name, target.type, target.type === 'stripe' ? 1 : 3, target.baseUrl, timeouts]
   }
+  if (target.type === 'github') {
+    const details = `repo=${target.owner}/${target.repo} merge_method=${target.mergeMethod}\ntimeout_ms=${target.timeoutMs} connect_timeout_ms=${target.connectTimeoutMs}`
+    return [name, 'github', 2, target.baseUrl, details]
+  }
+  if (target.type === 's3') {
+    const endpoint = target.endpoint ?? `https://s3.${target.region}.amazonaws.com`
+    const details = `region=${target.region} endpoint=${endpoint} path_style=${target.pathStyle}\ntimeout_ms=${target.timeoutMs} connect_timeout_ms=${target.connectTimeoutMs}`
+    return [name, 's3', 2, `s3://${target.bucket}`, details]
+  }
   const details = [`method=${target.method}`, `timeout_ms=${target.timeoutMs}`, `connect_timeout_ms=${target.connectTimeoutMs}`]
   if (target.queryUrl) details.push(`query_url=${target.queryUrl}`)
   if (target.premiseUrl) details.push(`premise_url=${target.premiseUrl}`)

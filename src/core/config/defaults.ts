@@ -18,6 +18,9 @@ export const DEFAULTS = {
   stripeBaseUrl: 'https://api.stripe.com',
   sendgridBaseUrl: 'https://api.sendgrid.com',
   slackBaseUrl: 'https://slack.com',
+  githubBaseUrl: 'https://api.github.com',
+  githubMergeMethod: 'merge',
+  s3PathStyle: false,
 } as const
 
 /** The embedded default used when no interlock.toml exists: SQLite in `dir`, no targets. */

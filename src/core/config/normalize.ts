@@ -10,6 +10,7 @@ import { isAbsolute, resolve } from 'node:path'
 import type { Tier } from '../effect.js'
 import { DEFAULTS } from './defaults.js'
 import type { GateConfig, HttpTargetConfig, ServiceTargetConfig, StoreConfig, TargetConfig } from './types.js'
+import type { GithubTargetConfig, S3TargetConfig } from './types.js'
 
 type Table = Record<string, unknown>
 
@@ -43,6 +44,8 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
   if (raw.type === 'stripe') return { type: 'stripe', apiKey: raw.api_key as string, ...service(raw, DEFAULTS.stripeBaseUrl) }
   if (raw.type === 'sendgrid') return { type: 'sendgrid', apiKey: raw.api_key as string, ...service(raw, DEFAULTS.sendgridBaseUrl) }
   if (raw.type === 'slack') return { type: 'slack', token: raw.token as string, ...service(raw, DEFAULTS.slackBaseUrl) }
+  if (raw.type === 'github') return normalizeGithub(raw)
+  if (raw.type === 's3') return normalizeS3(raw)
   const target: HttpTargetConfig = {
     type: 'http',
     tier: raw.tier as Tier,
@@ -63,6 +66,33 @@ function service(raw: Table, baseUrl: string): ServiceTargetConfig {
     timeoutMs: (raw.timeout_ms as number | undefined) ?? DEFAULTS.timeoutMs,
     connectTimeoutMs: (raw.connect_timeout_ms as number | undefined) ?? DEFAULTS.connectTimeoutMs,
   }
+}
+
+function normalizeGithub(raw: Table): GithubTargetConfig {
+  return {
+    type: 'github',
+    token: raw.token as string,
+    owner: raw.owner as string,
+    repo: raw.repo as string,
+    mergeMethod: (raw.merge_method as GithubTargetConfig['mergeMethod'] | undefined) ?? DEFAULTS.githubMergeMethod,
+    ...service(raw, DEFAULTS.githubBaseUrl),
+  }
+}
+
+function normalizeS3(raw: Table): S3TargetConfig {
+  const target: S3TargetConfig = {
+    type: 's3',
+    bucket: raw.bucket as string,
+    region: raw.region as string,
+    accessKeyId: raw.access_key_id as string,
+    secretAccessKey: raw.secret_access_key as string,
+    pathStyle: (raw.path_style as boolean | undefined) ?? DEFAULTS.s3PathStyle,
+    timeoutMs: (raw.timeout_ms as number | undefined) ?? DEFAULTS.timeoutMs,
+    connectTimeoutMs: (raw.connect_timeout_ms as number | undefined) ?? DEFAULTS.connectTimeoutMs,
+  }
+  if (typeof raw.session_token === 'string') target.sessionToken = raw.session_token
+  if (typeof raw.endpoint === 'string') target.endpoint = raw.endpoint
+  return target
 }
 
 // `:memory:` is SQLite's in-process database, not a file name.

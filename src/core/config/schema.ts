@@ -18,6 +18,7 @@
  * `properties` below when they exist.
  */
 
+import { githubTarget, s3Target } from './schema-github-s3.js'
 import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
 
 const DURATION_MAX_MS = 600_000
@@ -180,8 +181,8 @@ const target = {
   required: ['type'],
   properties: {
     type: {
-      enum: ['repo', 'http', 'stripe', 'sendgrid', 'slack'],
-      description: 'Kind of target: "repo" (local git), "http", "stripe", "sendgrid" or "slack".',
+      enum: ['repo', 'http', 'stripe', 'sendgrid', 'slack', 'github', 's3'],
+      description: 'Kind of target: "repo" (local git), "http", "stripe", "sendgrid", "slack", "github" or "s3".',
     },
   },
   allOf: [
@@ -190,6 +191,8 @@ const target = {
     { if: { properties: { type: { const: 'stripe' } }, required: ['type'] }, then: stripeTarget },
     { if: { properties: { type: { const: 'sendgrid' } }, required: ['type'] }, then: sendgridTarget },
     { if: { properties: { type: { const: 'slack' } }, required: ['type'] }, then: slackTarget },
+    { if: { properties: { type: { const: 'github' } }, required: ['type'] }, then: githubTarget },
+    { if: { properties: { type: { const: 's3' } }, required: ['type'] }, then: s3Target },
   ],
 } as const
 

@@ -87,7 +87,46 @@ export interface SlackTargetConfig extends ServiceTargetConfig {
   token: string
 }
 
-export type TargetConfig = RepoTargetConfig | HttpTargetConfig | StripeTargetConfig | SendgridTargetConfig | SlackTargetConfig
+/** GitHub pull request merges (tier 2): the merge commit carries the effect id trailer. */
+export interface GithubTargetConfig extends ServiceTargetConfig {
+  type: 'github'
+  /** Token allowed to merge and write contents, from `${GITHUB_TOKEN}`. */
+  token: string
+  owner: string
+  repo: string
+  /** How pull requests are merged when an effect does not say (default "merge"). */
+  mergeMethod: 'merge' | 'squash'
+}
+
+/** Objects in an S3 bucket (tier 2): each write carries the effect id in the object's metadata. */
+export interface S3TargetConfig {
+  type: 's3'
+  bucket: string
+  region: string
+  /** From `${AWS_ACCESS_KEY_ID}`. */
+  accessKeyId: string
+  /** From `${AWS_SECRET_ACCESS_KEY}`; signs requests, never sent. */
+  secretAccessKey: string
+  /** Temporary credentials' token, from `${AWS_SESSION_TOKEN}`. */
+  sessionToken?: string
+  /** Origin of an S3-compatible store; default AWS's for the region. */
+  endpoint?: string
+  /** Bucket in the URL path rather than the host name (default false). */
+  pathStyle: boolean
+  /** Total time for one request, headers and body (default 10000). */
+  timeoutMs: number
+  /** Time to establish the connection (default 3000). */
+  connectTimeoutMs: number
+}
+
+export type TargetConfig =
+  | RepoTargetConfig
+  | HttpTargetConfig
+  | StripeTargetConfig
+  | SendgridTargetConfig
+  | SlackTargetConfig
+  | GithubTargetConfig
+  | S3TargetConfig
 
 export interface InterlockConfig {
   /** Absolute path of the file this came from (undefined for defaults). */

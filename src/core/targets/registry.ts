@@ -5,8 +5,10 @@
  */
 import type { TargetConfig } from '../config/types.js'
 import { InputError } from '../errors.js'
+import { GithubTarget } from './github/github-target.js'
 import { HttpTarget, type HttpTargetOptions } from './http/http-target.js'
 import { RepoTarget, type RepoTargetOptions } from './repo/repo-target.js'
+import { S3Target } from './s3/s3-target.js'
 import { SendgridMailTarget } from './sendgrid/sendgrid-target.js'
 import { SlackMessageTarget } from './slack/slack-target.js'
 import { StripeRefundTarget } from './stripe/stripe-target.js'
@@ -36,6 +38,12 @@ export function createTarget(name: string, config: TargetConfig, opts: TargetOpt
       break
     case 'slack':
       target = new SlackMessageTarget(name, config, { secrets: opts.secrets })
+      break
+    case 'github':
+      target = new GithubTarget(name, config, { secrets: opts.secrets })
+      break
+    case 's3':
+      target = new S3Target(name, config, { secrets: opts.secrets })
       break
     default:
       throw new InputError(`target ${name}: unknown type ${JSON.stringify((config as { type?: unknown }).type)}; expected repo or http`)
