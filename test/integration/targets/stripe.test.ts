@@ -6,6 +6,7 @@ import { parseConfig } from '../../../src/core/config/load.js'
 import { toEffect, type Effect } from '../../../src/core/effect.js'
 import { DispatchFault, InputError } from '../../../src/core/errors.js'
 import { createTarget } from '../../../src/core/targets/registry.js'
+import type { EffectTarget } from '../../../src/core/targets/target.js'
 import { StripeRefundTarget } from '../../../src/core/targets/stripe/index.js'
 import type { FaultMode } from '../../emulators/emulator.js'
 import { StripeEmulator } from '../../emulators/stripe.js'
@@ -233,7 +234,7 @@ describe('StripeRefundTarget answers', () => {
 
   it('cannot be compensated, and says why', () => {
     const t = target()
-    expect(t.compensation).toBeUndefined()
+    expect((t as EffectTarget).compensation).toBeUndefined()
     expect(t.notCompensable).toMatch(/refund cannot be taken back through the API/)
   })
 })
