@@ -20,6 +20,8 @@ export { RepoTarget, captureRepoPremises, validateRepoPremises, type PremiseSpec
 export { StripeRefundTarget, toMinorUnits, fromMinorUnits, type StripeTargetSettings } from './targets/stripe/index.js'
 export { SendgridMailTarget, type SendgridTargetSettings } from './targets/sendgrid/index.js'
 export { SlackMessageTarget, type SlackTargetSettings } from './targets/slack/index.js'
+export { GithubTarget, type GithubTargetSettings, type GithubTargetOptions, type MergeMethod } from './targets/github/index.js'
+export { S3Target, type S3TargetSettings, type S3TargetOptions } from './targets/s3/index.js'
 export type { Store, JournalRecord, AppendRequest, AppendResult } from './stores/store.js'
 export { openStore } from './stores/open.js'
 export * from './config/index.js'
