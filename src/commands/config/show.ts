@@ -56,6 +56,17 @@ function targetRow(name: string, target: TargetConfig): (string | number)[] {
     const details = `region=${target.region} endpoint=${endpoint} path_style=${target.pathStyle}\ntimeout_ms=${target.timeoutMs} connect_timeout_ms=${target.connectTimeoutMs}`
     return [name, 's3', 2, `s3://${target.bucket}`, details]
   }
+  if (target.type === 'postgres_row') {
+    // The url is left out like a credential: it usually carries the password.
+    const details = [
+      `effect_id_column=${target.effectIdColumn}`,
+      ...Object.entries(target.columns).map(([arg, column]) => `args.${arg} → ${column}`),
+      `statement_timeout_ms=${target.statementTimeoutMs} timeout_ms=${target.timeoutMs} connect_timeout_ms=${target.connectTimeoutMs}`,
+    ]
+    if (target.premiseSql) details.push(`premise_sql (${target.premiseParams.join(', ') || 'no params'})`)
+    if (target.compensateSql) details.push(`compensate_sql (${target.compensateParams.join(', ') || 'no params'})`)
+    return [name, 'postgres_row', 2, target.table, details.join('\n')]
+  }
   const details = [`method=${target.method}`, `timeout_ms=${target.timeoutMs}`, `connect_timeout_ms=${target.connectTimeoutMs}`]
   if (target.queryUrl) details.push(`query_url=${target.queryUrl}`)
   if (target.premiseUrl) details.push(`premise_url=${target.premiseUrl}`)

@@ -21,6 +21,8 @@ export const DEFAULTS = {
   githubBaseUrl: 'https://api.github.com',
   githubMergeMethod: 'merge',
   s3PathStyle: false,
+  effectIdColumn: 'effect_id',
+  statementTimeoutMs: 5_000,
 } as const
 
 /** The embedded default used when no interlock.toml exists: SQLite in `dir`, no targets. */

@@ -9,7 +9,7 @@
 import { isAbsolute, resolve } from 'node:path'
 import type { Tier } from '../effect.js'
 import { DEFAULTS } from './defaults.js'
-import type { GateConfig, HttpTargetConfig, ServiceTargetConfig, StoreConfig, TargetConfig } from './types.js'
+import type { GateConfig, HttpTargetConfig, PostgresRowTargetConfig, ServiceTargetConfig, StoreConfig, TargetConfig } from './types.js'
 import type { GithubTargetConfig, S3TargetConfig } from './types.js'
 
 type Table = Record<string, unknown>
@@ -41,6 +41,7 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
       author: (raw.author as string | undefined) ?? DEFAULTS.repoAuthor,
     }
   }
+  if (raw.type === 'postgres_row') return normalizePostgresRow(raw)
   if (raw.type === 'stripe') return { type: 'stripe', apiKey: raw.api_key as string, ...service(raw, DEFAULTS.stripeBaseUrl) }
   if (raw.type === 'sendgrid') return { type: 'sendgrid', apiKey: raw.api_key as string, ...service(raw, DEFAULTS.sendgridBaseUrl) }
   if (raw.type === 'slack') return { type: 'slack', token: raw.token as string, ...service(raw, DEFAULTS.slackBaseUrl) }
@@ -57,6 +58,24 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
   }
   if (typeof raw.query_url === 'string') target.queryUrl = raw.query_url
   if (typeof raw.premise_url === 'string') target.premiseUrl = raw.premise_url
+  return target
+}
+
+function normalizePostgresRow(raw: Table): PostgresRowTargetConfig {
+  const target: PostgresRowTargetConfig = {
+    type: 'postgres_row',
+    url: raw.url as string,
+    table: raw.table as string,
+    effectIdColumn: (raw.effect_id_column as string | undefined) ?? DEFAULTS.effectIdColumn,
+    columns: { ...((raw.columns as Record<string, string> | undefined) ?? {}) },
+    premiseParams: [...((raw.premise_params as string[] | undefined) ?? [])],
+    compensateParams: [...((raw.compensate_params as string[] | undefined) ?? [])],
+    statementTimeoutMs: (raw.statement_timeout_ms as number | undefined) ?? DEFAULTS.statementTimeoutMs,
+    timeoutMs: (raw.timeout_ms as number | undefined) ?? DEFAULTS.timeoutMs,
+    connectTimeoutMs: (raw.connect_timeout_ms as number | undefined) ?? DEFAULTS.connectTimeoutMs,
+  }
+  if (typeof raw.premise_sql === 'string') target.premiseSql = raw.premise_sql
+  if (typeof raw.compensate_sql === 'string') target.compensateSql = raw.compensate_sql
   return target
 }
 

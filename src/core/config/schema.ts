@@ -175,19 +175,87 @@ const httpTarget = {
   else: { properties: { query_url: false } },
 } as const
 
+const SQL_NAME = '[a-z_][a-z0-9_]{0,62}'
+const sqlName = (description: string) =>
+  ({
+    type: 'string',
+    pattern: `^${SQL_NAME}$`,
+    patternErrorMessage: 'must be a lower-case SQL identifier (letters, digits, _; at most 63 characters)',
+    description,
+  }) as const
+const durationMs = (description: string) => ({ type: 'integer', minimum: 1, maximum: DURATION_MAX_MS, description }) as const
+const argNames = (description: string) =>
+  ({ type: 'array', items: { type: 'string', minLength: 1, description: 'An effect args key.' }, description }) as const
+
+const postgresRowTarget = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'url', 'table'],
+  properties: {
+    type: {
+      const: 'postgres_row',
+      description: 'Rows in a PostgreSQL table (tier 2): INSERT ... ON CONFLICT (effect id) DO NOTHING, found again by the effect id.',
+    },
+    url: {
+      type: 'string',
+      minLength: 1,
+      pattern: '^(postgres(ql)?://|\\$\\{)',
+      patternErrorMessage: 'must be a postgres:// or postgresql:// URL, or a ${VAR} reference',
+      description: 'Connection string, usually "${ORDERS_DATABASE_URL}" so the password stays out of the file.',
+    },
+    table: {
+      type: 'string',
+      pattern: `^${SQL_NAME}(\\.${SQL_NAME})?$`,
+      patternErrorMessage: 'must be a lower-case table name, optionally schema-qualified ("orders" or "shop.orders")',
+      description: 'Table each effect inserts one row into, optionally schema-qualified ("shop.orders").',
+    },
+    effect_id_column: sqlName(
+      'Column holding the effect id. It must have a unique constraint of its own (ON CONFLICT relies on it); checked at first use. Default "effect_id".',
+    ),
+    columns: {
+      type: 'object',
+      description: 'Which effect args go into which columns: args key = "column". Every key is required in the args, and args not listed here (or in premise_params / compensate_params) are refused.',
+      additionalProperties: sqlName('Column the args value is written to.'),
+    },
+    premise_sql: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'A read-only SELECT whose rows are the premises, e.g. "SELECT status, balance FROM accounts WHERE id = $1". Captured when the agent decides, compared again before dispatch, and re-run with FOR UPDATE appended in the same transaction as the INSERT. Write no locking clause yourself; give it an ORDER BY if it can return several rows.',
+    },
+    premise_params: argNames('Effect args giving premise_sql\'s $1..$n, in order, e.g. ["account_id"].'),
+    compensate_sql: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'Statement that undoes a committed effect, e.g. "DELETE FROM orders WHERE effect_id = $1". It must be idempotent: after a crash recovery may run it again. Without it the target\'s effects are not compensable.',
+    },
+    compensate_params: argNames(
+      'Names giving compensate_sql\'s $1..$n, in order: "effect_id" (the compensated effect\'s id) or an args key of the compensated effect.',
+    ),
+    statement_timeout_ms: durationMs('PostgreSQL statement_timeout for every statement, in milliseconds. Default 5000.'),
+    timeout_ms: durationMs(
+      'Client-side limit for every statement, in milliseconds; must be above statement_timeout_ms so the server\'s definite answer comes first. Default 10000.',
+    ),
+    connect_timeout_ms: durationMs('Time to establish a connection, in milliseconds. Default 3000.'),
+  },
+  dependencies: { premise_params: ['premise_sql'], compensate_params: ['compensate_sql'] },
+} as const
+
 const target = {
   type: 'object',
   description: 'One effect target. `type` decides which other keys apply.',
   required: ['type'],
   properties: {
     type: {
-      enum: ['repo', 'http', 'stripe', 'sendgrid', 'slack', 'github', 's3'],
-      description: 'Kind of target: "repo" (local git), "http", "stripe", "sendgrid", "slack", "github" or "s3".',
+      enum: ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3'],
+      description: 'Kind of target: "repo" (local git), "http", "postgres_row", "stripe", "sendgrid", "slack", "github" or "s3".',
     },
   },
   allOf: [
     { if: { properties: { type: { const: 'repo' } }, required: ['type'] }, then: repoTarget },
     { if: { properties: { type: { const: 'http' } }, required: ['type'] }, then: httpTarget },
+    { if: { properties: { type: { const: 'postgres_row' } }, required: ['type'] }, then: postgresRowTarget },
     { if: { properties: { type: { const: 'stripe' } }, required: ['type'] }, then: stripeTarget },
     { if: { properties: { type: { const: 'sendgrid' } }, required: ['type'] }, then: sendgridTarget },
     { if: { properties: { type: { const: 'slack' } }, required: ['type'] }, then: slackTarget },

@@ -56,6 +56,33 @@ export interface HttpTargetConfig {
   connectTimeoutMs: number
 }
 
+/** Rows in a PostgreSQL table (tier 2): one row per effect, found again by its effect id column. */
+export interface PostgresRowTargetConfig {
+  type: 'postgres_row'
+  /** Connection string, usually `${ORDERS_DATABASE_URL}`. */
+  url: string
+  /** Table the rows go into, optionally schema-qualified ("shop.orders"). */
+  table: string
+  /** Column holding the effect id; must carry a unique constraint (default "effect_id"). */
+  effectIdColumn: string
+  /** Effect args key → column name. */
+  columns: Record<string, string>
+  /** Read-only query whose rows are the premises; FOR UPDATE is appended inside apply's transaction. */
+  premiseSql?: string
+  /** Effect args giving premiseSql's $1..$n, in order. */
+  premiseParams: string[]
+  /** Statement that undoes an effect; must be idempotent (recovery may run it again). */
+  compensateSql?: string
+  /** Names giving compensateSql's $1..$n: "effect_id" (the compensated effect's) or an args key. */
+  compensateParams: string[]
+  /** Server-side limit per statement (default 5000). */
+  statementTimeoutMs: number
+  /** Client-side limit per statement, above statementTimeoutMs (default 10000). */
+  timeoutMs: number
+  /** Time to establish a connection (default 3000). */
+  connectTimeoutMs: number
+}
+
 /** What every vendor-API target shares: where the API is and how long a call may take. */
 export interface ServiceTargetConfig {
   /** The API's base URL: the real service's by default, an emulator's in tests. */
@@ -122,6 +149,7 @@ export interface S3TargetConfig {
 export type TargetConfig =
   | RepoTargetConfig
   | HttpTargetConfig
+  | PostgresRowTargetConfig
   | StripeTargetConfig
   | SendgridTargetConfig
   | SlackTargetConfig
