@@ -91,6 +91,14 @@ describe('S3 target against s3rver', () => {
     expect(await t.query!(toEffect({ ...input, args: { ...input.args, body: Buffer.from('other').toString('base64') } }))).toBeNull()
   })
 
+  it('a key with spaces, non-ASCII and reserved characters is addressed as s3rver decodes it', async () => {
+    const key = "dir/ü (1)!*'~+&=.txt"
+    const out = await sg.gate.submit(await putInput({ key, body: 'odd' }))
+    expect(out.status).toBe('committed')
+    const res = await raw.fetch(`${endpoint}/${BUCKET}/${key.split('/').map(encodeURIComponent).join('/')}`)
+    expect(await res.text()).toBe('odd')
+  })
+
   it('capture and validatePremises read the object with HeadObject: a change after the decision is REJECTED', async () => {
     const etag = await rawPut('notes.txt', 'v1', { 'content-type': 'text/plain', 'x-amz-meta-owner': 'ops' })
     const input = await putInput({ key: 'notes.txt', body: 'agent edit' })

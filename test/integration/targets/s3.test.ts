@@ -113,6 +113,15 @@ describe('S3 put through a gate on SQLite', () => {
   })
 })
 
+describe('S3 keys', () => {
+  it('spaces, non-ASCII and RFC 3986 reserved characters are signed and addressed as S3 expects', async () => {
+    const key = "dir/ü (1)!*'~+&=.txt"
+    const out = await sg.gate.submit(await putInput({ key, body: 'odd' }))
+    expect(out.status).toBe('committed')
+    expect(s3.current('docs', key)!.body.toString()).toBe('odd')
+  })
+})
+
 describe('S3 premises', () => {
   it('an object that appeared after the decision: REJECTED by validatePremises, nothing sent', async () => {
     const input = await putInput({ key: 'a.txt', body: 'mine' })
