@@ -7,6 +7,7 @@ import type { TargetConfig } from '../config/types.js'
 import { InputError } from '../errors.js'
 import { GithubTarget } from './github/github-target.js'
 import { HttpTarget, type HttpTargetOptions } from './http/http-target.js'
+import { PostgresRowTarget } from './postgres-row/postgres-row-target.js'
 import { RepoTarget, type RepoTargetOptions } from './repo/repo-target.js'
 import { S3Target } from './s3/s3-target.js'
 import { SendgridMailTarget } from './sendgrid/sendgrid-target.js'
@@ -29,6 +30,10 @@ export function createTarget(name: string, config: TargetConfig, opts: TargetOpt
       break
     case 'http':
       target = new HttpTarget(name, config, { ...opts.http, secrets: [...(opts.http?.secrets ?? []), ...(opts.secrets ?? [])] })
+      break
+    case 'postgres_row':
+      // Synchronous on purpose: the table is checked at first use (postgres-row/readiness.ts), not here.
+      target = new PostgresRowTarget(name, config, { secrets: opts.secrets })
       break
     case 'stripe':
       target = new StripeRefundTarget(name, config, { secrets: opts.secrets })
