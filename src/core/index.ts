@@ -17,6 +17,7 @@ export { assertTarget, type EffectTarget, type ApplyContext } from './targets/ta
 export { createTarget, createTargets } from './targets/registry.js'
 export { HttpTarget } from './targets/http/index.js'
 export { RepoTarget, captureRepoPremises, validateRepoPremises, type PremiseSpec, type RepoPremises } from './targets/repo/index.js'
+export { PostgresRowTarget, type PostgresRowTargetSettings, type PostgresRowTargetOptions } from './targets/postgres-row/index.js'
 export { StripeRefundTarget, toMinorUnits, fromMinorUnits, type StripeTargetSettings } from './targets/stripe/index.js'
 export { SendgridMailTarget, type SendgridTargetSettings } from './targets/sendgrid/index.js'
 export { SlackMessageTarget, type SlackTargetSettings } from './targets/slack/index.js'
