@@ -26,7 +26,15 @@ export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: Dis
 
   for (let attempt = 1; attempt <= ctx.retry.maxAttempts; attempt++) {
     if (mayHaveLanded && tier === 2) {
-      const found = await target.query!(snap.effect)
+      // Applying again without an answer could apply twice: a failed query means wait and ask again.
+      let found: Receipt | null
+      try {
+        found = await target.query!(snap.effect)
+      } catch (err) {
+        lastReason = `could not ask whether it happened: ${err instanceof Error ? err.message : String(err)}`
+        if (attempt < ctx.retry.maxAttempts) await ctx.sleep(backoff(ctx, attempt))
+        continue
+      }
       if (found) return commit(ctx, snap, found, 'query')
     }
     if (mayHaveLanded && tier === 3) {
@@ -65,7 +73,7 @@ export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: Dis
 
   // A tier-2 effect whose last try failed in an unknown way gets one more look before we give up.
   if (mayHaveLanded && tier === 2) {
-    const found = await target.query!(snap.effect)
+    const found = await target.query!(snap.effect).catch(() => null)
     if (found) return commit(ctx, snap, found, 'query')
   }
   return {

@@ -126,6 +126,32 @@ describe('gate.submit', () => {
     expect(t.count(out.effectId)).toBe(1)
   })
 
+  it('tier 2: a query that fails is asked again, never answered by applying blindly', async () => {
+    const t = new CountingTarget('t2', 2)
+    t.faults = [{ kind: 'unknown', afterApplying: true }]
+    const real = t.query!
+    let failures = 2
+    t.query = async (e) => {
+      if (failures-- > 0) throw new Error('query endpoint down')
+      return real(e)
+    }
+    const out = await gateWith(t).submit(effect('t2'))
+    expect(out).toMatchObject({ status: 'committed', via: 'query' })
+    expect(t.calls.get(out.effectId)).toBe(1)
+    expect(t.count(out.effectId)).toBe(1)
+  })
+
+  it('tier 2: when the target cannot be asked at all, the effect stays in flight for recovery', async () => {
+    const t = new CountingTarget('t2', 2)
+    t.faults = [{ kind: 'unknown', afterApplying: true }]
+    t.query = async () => {
+      throw new Error('query endpoint down')
+    }
+    const out = await gateWith(t).submit(effect('t2'))
+    expect(out).toMatchObject({ status: 'in_flight', state: 'DISPATCHED' })
+    expect(t.calls.get(out.effectId)).toBe(1)
+  })
+
   it('a definite refusal is FAILED; a pushed-down premise is REJECTED', async () => {
     const t = new CountingTarget('t2', 2)
     t.faults = [{ kind: 'refused' }, { kind: 'premise' }]
