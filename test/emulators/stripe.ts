@@ -15,6 +15,10 @@
  *   `reason`, `metadata[...]`; refusing more than is left to refund
  *   (`charge_already_refunded`, `amount_too_large`) and disputed charges
  *   (`charge_disputed`) (https://docs.stripe.com/error-codes).
+ * - Keys "can be removed from the system automatically after they're at least
+ *   24 hours old", and a key reused after that is a new request (`pruneKeys()`).
+ * - List refunds (https://docs.stripe.com/api/refunds/list): `charge`,
+ *   `limit`, `starting_after`; newest first; `{ object: "list", data, has_more }`.
  * - Charges (https://docs.stripe.com/api/charges/object): `amount`,
  *   `amount_refunded`, `refunded`, `disputed`, `status`, `currency`, in minor
  *   units (https://docs.stripe.com/currencies).
@@ -82,6 +86,11 @@ export class StripeEmulator extends Emulator {
     this.delays.push(ms)
   }
 
+  /** Stripe forgetting every idempotency key, as it may once they are 24 hours old. */
+  pruneKeys(): void {
+    this.saved.clear()
+  }
+
   refundsFor(effectId: string): StripeRefund[] {
     return this.refunds.filter((r) => r.metadata.interlock_effect_id === effectId)
   }
@@ -98,7 +107,17 @@ export class StripeEmulator extends Emulator {
       return c ? { status: 200, body: c } : noSuchCharge(decodeURIComponent(charge[1]!))
     }
     if (req.method === 'POST' && req.path === '/v1/refunds') return this.refund(req)
+    if (req.method === 'GET' && req.path === '/v1/refunds') return this.list(req.query)
     return error(404, 'invalid_request_error', undefined, `Unrecognized request URL (${req.method}: ${req.path})`)
+  }
+
+  private list(query: URLSearchParams): EmulatorResponse {
+    const limit = Math.min(100, Number(query.get('limit') ?? 10))
+    const charge = query.get('charge')
+    let all = this.refunds.filter((r) => !charge || r.charge === charge).reverse()
+    const after = query.get('starting_after')
+    if (after) all = all.slice(all.findIndex((r) => r.id === after) + 1)
+    return { status: 200, body: { object: 'list', url: '/v1/refunds', data: all.slice(0, limit), has_more: all.length > limit } }
   }
 
   private async refund(req: EmulatorRequest): Promise<EmulatorResponse> {

@@ -161,24 +161,44 @@ describe('Stripe refund after a crash in flight (tier 1: the same key again, exa
       expect(stripe.count(out.effectId)).toBe(1)
       expect(stripe.refundsFor(out.effectId)).toHaveLength(1)
       expect(stripe.charges.get('ch_usd')!.amount_refunded).toBe(1250)
-      const sent = posts().length
-      expect(sent).toBe(2)
-      const receipt = report.effects[0]!.outcome!.status === 'committed' ? (report.effects[0]!.outcome as { receipt: JsonObject }).receipt : {}
-      expect(receipt.replayed ?? false).toBe(mode === 'apply-then-drop' || mode === 'reset-after-apply')
+      // Recovery looks for the refund first: found, nothing is sent again; not found, sent with the same key.
+      const landed = mode === 'apply-then-drop' || mode === 'reset-after-apply'
+      expect(posts()).toHaveLength(landed ? 1 : 2)
+      const outcome = report.effects[0]!.outcome as { receipt: JsonObject }
+      expect(outcome.receipt.found ?? false).toBe(landed)
     })
   }
 
-  it('a process that died mid-request: journaled DISPATCHED, request applied, answer lost; recovery replays', async () => {
+  it('a process that died mid-request and recovers after Stripe pruned the key: found by its metadata, refunded once', async () => {
     const h = await gate()
     const e = toEffect(input(refund()))
     await journalDispatched(h.store, e, 1)
     stripe.fault({ mode: 'apply-then-drop' })
     expect((await fault(target().apply(e, first))).kind).toBe('unknown')
+    stripe.pruneKeys()
 
     const next = await h.restart()
     await next.gate.recover()
-    expect(await next.store.get(e.id)).toMatchObject({ state: 'COMMITTED', detail: { receipt: { replayed: true } } })
+    expect(await next.store.get(e.id)).toMatchObject({ state: 'COMMITTED', detail: { receipt: { found: true } } })
     expect(stripe.count(e.id)).toBe(1)
+    expect(posts()).toHaveLength(1)
+
+    // Why recovery looks first: with the key pruned, sending again is a second refund.
+    await target().apply(e, { attempt: 2, recovering: false })
+    expect(stripe.count(e.id)).toBe(2)
+  })
+
+  it('recovery finds its refund beyond the first page of the charge\'s refunds', async () => {
+    const e = toEffect(input(refund({ amount: '0.50' })))
+    stripe.fault({ mode: 'reset-after-apply' })
+    await fault(target().apply(e, first))
+    for (let i = 0; i < 150; i++) {
+      stripe.refunds.push({ id: `re_other${i}`, object: 'refund', amount: 1, charge: 'ch_usd', currency: 'usd', status: 'succeeded', reason: null, metadata: {} })
+    }
+    stripe.pruneKeys()
+    expect(await target().apply(e, { attempt: 1, recovering: true })).toMatchObject({ found: true, amount: 50 })
+    expect(stripe.count(e.id)).toBe(1)
+    expect(stripe.requests.filter((r) => r.method === 'GET' && r.path === '/v1/refunds')).toHaveLength(2)
   })
 
   it('the first request still running: 409 idempotency_key_in_use, retried later with the same key, one refund', async () => {

@@ -13,6 +13,10 @@
  * Everything else is faults.ts's rule (429 retry later, other 4xx refused,
  * 5xx and lost connections unknown).
  *
+ * Recovery first looks for a refund carrying the effect id in its metadata
+ * (refund-lookup.ts): Stripe may prune a key after 24 hours, and recovery may
+ * come later than that.
+ *
  * Premises: the charge, read with `GET /v1/charges/{id}` (charge-premises.ts).
  */
 import type { JsonObject } from '../../canonical-json.js'
@@ -25,7 +29,8 @@ import { bearerService, type ServiceClient, type ServiceSettings } from '../http
 import type { ApplyContext, EffectTarget } from '../target.js'
 import { chargeOf, chargePremises, checkCharge, type Charge } from './charge-premises.js'
 import { fromMinorUnits } from './money.js'
-import { parseRefund, refundForm } from './refund-args.js'
+import { parseRefund, refundForm, type Refund } from './refund-args.js'
+import { findRefund } from './refund-lookup.js'
 
 export const STRIPE_API = 'https://api.stripe.com'
 
@@ -81,6 +86,10 @@ export class StripeRefundTarget implements EffectTarget {
     } catch (e) {
       throw new DispatchFault('refused', `target ${this.name}: ${(e as Error).message}; nothing was sent`, { cause: e })
     }
+    if (ctx.recovering) {
+      const found = await findRefund(this.api, refund.charge, effect.id)
+      if (found) return { ...receiptOf(found, refund), found: true }
+    }
     const url = this.api.url('/v1/refunds')
     const answer = await this.api.http.send(
       'POST',
@@ -97,14 +106,7 @@ export class StripeRefundTarget implements EffectTarget {
       // A 2xx we cannot read may still be a refund: the same key will fetch Stripe's saved answer.
       throw new DispatchFault('unknown', `${where} answered ${answer.status} without a refund object`, { context: { status: answer.status } })
     }
-    const receipt: Receipt = {
-      refund: body.id,
-      status: String(body.status ?? 'unknown'),
-      charge: refund.charge,
-      amount: refund.amount,
-      amount_decimal: fromMinorUnits(refund.amount, refund.currency),
-      currency: refund.currency,
-    }
+    const receipt = receiptOf(body, refund)
     if (answer.headers['idempotent-replayed'] === 'true') receipt.replayed = true
     return receipt
   }
@@ -147,5 +149,16 @@ export class StripeRefundTarget implements EffectTarget {
     const fault = faultFromStatus(answer, this.tier, where, this.api.http.now())
     if (!fault) return null
     return new DispatchFault(fault.kind, fault.message, { context, retryAfterMs: fault.retryAfterMs })
+  }
+}
+
+function receiptOf(body: JsonObject, refund: Refund): Receipt {
+  return {
+    refund: String(body.id),
+    status: String(body.status ?? 'unknown'),
+    charge: refund.charge,
+    amount: refund.amount,
+    amount_decimal: fromMinorUnits(refund.amount, refund.currency),
+    currency: refund.currency,
   }
 }
