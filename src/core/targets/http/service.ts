@@ -9,7 +9,7 @@ import { ConfigError } from '../../errors.js'
 import { HttpClient, type HttpClientOptions } from './client.js'
 
 export interface ServiceSettings {
-  /** The API's origin (and path prefix, if any), without a trailing slash needed. */
+  /** The API's origin, and path prefix if any; a trailing slash is dropped. */
   baseUrl: string
   /** Total time for one request, headers and body (default 10000). */
   timeoutMs?: number
