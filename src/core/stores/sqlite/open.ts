@@ -14,6 +14,8 @@ export interface OpenSqliteOptions {
   autoInstall: boolean
   clock?: Clock
   busyTimeoutMs?: number
+  /** Records per page for records() (tests use small pages). */
+  pageSize?: number
 }
 
 export function openSqliteStore(file: string, options: OpenSqliteOptions): SqliteStore {
@@ -27,7 +29,7 @@ export function openSqliteStore(file: string, options: OpenSqliteOptions): Sqlit
       throw sqliteError(e, 'reading the schema version', file)
     }
     requireCurrentSchema('sqlite', applied, `the SQLite journal ${file}`)
-    return new SqliteStore(db, file, { clock: options.clock })
+    return new SqliteStore(db, file, { clock: options.clock, pageSize: options.pageSize })
   } catch (e) {
     db.close()
     throw e

@@ -1,4 +1,5 @@
 /** Every SQL statement the SQLite store runs, prepared once per connection. */
+import type { Statement } from 'better-sqlite3'
 import { STATES, TERMINAL_STATES } from '../../lifecycle.js'
 import type { SqliteDatabase } from './connection.js'
 
@@ -23,9 +24,14 @@ const UNSETTLED = STATES.filter((s) => !TERMINAL_STATES.includes(s))
   .map((s) => `'${s}'`)
   .join(', ')
 
-export type Statements = ReturnType<typeof prepareStatements>
+// The names, so the prepared set has a type that declaration files can spell.
+const NAMES = [
+  'effectsByIds', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'upsertHead',
+  'history', 'inFlight', 'journalRecords', 'recordsPage',
+] as const
+export type Statements = Record<(typeof NAMES)[number], Statement>
 
-export function prepareStatements(db: SqliteDatabase) {
+export function prepareStatements(db: SqliteDatabase): Statements {
   return {
     effectsByIds: db.prepare(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE id IN (SELECT value FROM json_each(?))`),
     effect: db.prepare(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE id = ?`),

@@ -1,0 +1,89 @@
+/**
+ * One batch of appends inside an open transaction (the caller owns BEGIN and
+ * COMMIT). Journals are serialised by their head row: locked FOR UPDATE (in a
+ * fixed order) before any effect state is read, so the compare-and-set and
+ * the chain are decided on the latest committed data, on any number of hosts.
+ */
+import type pg from 'pg'
+import type { EffectSnapshot } from '../../effect.js'
+import { StoreError } from '../../errors.js'
+import { planAppend, proposedJournal, type ChainHead } from '../append-plan.js'
+import { GENESIS_HASH, type AppendRequest, type AppendResult } from '../store.js'
+import { canonicalJson } from '../../canonical-json.js'
+import { effectJson } from '../append-plan.js'
+import { toSnapshot, type EffectRow } from './rows.js'
+import type { PgStatements } from './statements.js'
+
+export async function appendBatch(client: pg.ClientBase, sql: PgStatements, requests: AppendRequest[], at: string): Promise<AppendResult[]> {
+  const ids = [...new Set(requests.map((r) => r.effectId))]
+
+  // Which journals to lock: a proposal names its own; the rest are looked up
+  // (an effect never changes journal, so this read needs no lock).
+  const journals = new Set<string>()
+  for (const r of requests) {
+    const j = proposedJournal(r)
+    if (j !== undefined) journals.add(j)
+  }
+  const known = await client.query<{ id: string; journal: string }>(sql.journalsOf, [ids])
+  for (const row of known.rows) journals.add(row.journal)
+  const names = [...journals]
+
+  await client.query(sql.ensureHeads, [names, GENESIS_HASH])
+  const locked = await client.query<{ journal: string; head_seq: string; head_hash: string }>(sql.lockHeads, [names])
+  const heads = new Map<string, ChainHead>(locked.rows.map((h) => [h.journal, { seq: Number(h.head_seq), hash: h.head_hash }]))
+
+  // Read after the locks: READ COMMITTED gives each statement a fresh snapshot.
+  const current = new Map<string, EffectSnapshot>()
+  for (const row of (await client.query<EffectRow>(sql.effectsByIds, [ids])).rows) current.set(row.id, toSnapshot(row))
+
+  const plan = planAppend(requests, current, heads, at)
+  if (plan.records.length === 0) return plan.results
+
+  const recs = plan.records
+  await client.query(sql.insertRecords, [
+    recs.map((p) => p.record.journal),
+    recs.map((p) => p.record.seq),
+    recs.map((p) => p.record.effectId),
+    recs.map((p) => p.record.state),
+    recs.map((p) => p.record.at),
+    recs.map((p) => p.dataText),
+    recs.map((p) => p.record.prevHash),
+    recs.map((p) => p.record.hash),
+  ])
+
+  const created = plan.effects.filter((e) => e.previousSeq === null)
+  if (created.length > 0) {
+    await client.query(sql.insertEffects, [
+      created.map((e) => e.snapshot.effect.id),
+      created.map((e) => e.snapshot.effect.thread),
+      created.map((e) => e.snapshot.effect.target),
+      created.map((e) => e.snapshot.effect.action),
+      created.map((e) => e.snapshot.tier),
+      created.map((e) => canonicalJson(effectJson(e.snapshot.effect))),
+      created.map((e) => e.snapshot.state),
+      created.map((e) => e.snapshot.seq),
+      created.map((e) => e.detailText),
+      created.map((e) => e.snapshot.createdAt),
+      created.map((e) => e.snapshot.updatedAt),
+    ])
+  }
+
+  const moved = plan.effects.filter((e) => e.previousSeq !== null)
+  if (moved.length > 0) {
+    const res = await client.query(sql.updateEffects, [
+      moved.map((e) => e.snapshot.effect.id),
+      moved.map((e) => e.snapshot.state),
+      moved.map((e) => e.snapshot.seq),
+      moved.map((e) => e.detailText),
+      moved.map((e) => e.snapshot.updatedAt),
+      moved.map((e) => e.previousSeq),
+    ])
+    if (res.rowCount !== moved.length) {
+      throw new StoreError(`${moved.length - (res.rowCount ?? 0)} effect(s) changed under an append that held their journal's lock; something writes the journal without it`)
+    }
+  }
+
+  const written = [...plan.heads]
+  await client.query(sql.updateHeads, [written.map(([j]) => j), written.map(([, h]) => h.seq), written.map(([, h]) => h.hash)])
+  return plan.results
+}

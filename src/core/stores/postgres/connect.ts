@@ -1,0 +1,52 @@
+/**
+ * Connections from `[store] url`. The URL usually carries a password, so it
+ * never appears in a message: places are named by host, database and schema.
+ */
+import pg from 'pg'
+import { pgError } from './errors.js'
+
+export interface PgConnectOptions {
+  maxConnections?: number
+  connectTimeoutMs?: number
+}
+
+/** "PostgreSQL schema "interlock" in database app on db.example:5432", without credentials. */
+export function describePostgres(url: string, schema: string): string {
+  try {
+    const u = new URL(url)
+    const db = decodeURIComponent(u.pathname.replace(/^\//, '')) || '(default database)'
+    return `PostgreSQL schema "${schema}" in database ${db} on ${u.hostname || 'localhost'}${u.port ? `:${u.port}` : ''}`
+  } catch {
+    return `PostgreSQL schema "${schema}"`
+  }
+}
+
+export function createPool(url: string, options: PgConnectOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    application_name: 'interlock',
+  })
+  // An idle connection that drops emits here; without a listener Node would
+  // crash the process. The pool discards it and the next query reconnects.
+  pool.on('error', () => {})
+  return pool
+}
+
+/** A single client for one-off work (install), connected or StoreUnavailableError. */
+export async function connectClient(url: string, where: string, options: PgConnectOptions = {}): Promise<pg.Client> {
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    application_name: 'interlock install',
+  })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+  } catch (e) {
+    await client.end().catch(() => {})
+    throw pgError(e, 'connecting', where)
+  }
+  return client
+}

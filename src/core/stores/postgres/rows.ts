@@ -1,0 +1,44 @@
+/** PostgreSQL rows → the port's types. int8 arrives as a string (pg's default), json already parsed. */
+import type { EffectSnapshot, Tier } from '../../effect.js'
+import type { State } from '../../lifecycle.js'
+import type { JournalRecord } from '../store.js'
+
+export interface EffectRow {
+  id: string
+  journal: string
+  effect: EffectSnapshot['effect']
+  tier: number
+  state: string
+  last_seq: string
+  detail: EffectSnapshot['detail']
+  created_at: Date
+  updated_at: Date
+}
+
+/** journal, seq, effect_id, state, at, data (text), prev_hash, hash: fetched with rowMode 'array'. */
+export type RecordRow = [string, string, string, string, string, string, string, string]
+
+export function toSnapshot(row: EffectRow): EffectSnapshot {
+  return {
+    effect: row.effect,
+    tier: row.tier as Tier,
+    state: row.state as State,
+    seq: Number(row.last_seq),
+    detail: row.detail,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  }
+}
+
+export function toRecord(r: RecordRow): JournalRecord {
+  return {
+    journal: r[0],
+    seq: Number(r[1]),
+    effectId: r[2],
+    state: r[3] as State,
+    at: r[4],
+    data: JSON.parse(r[5]) as JournalRecord['data'],
+    prevHash: r[6],
+    hash: r[7],
+  }
+}

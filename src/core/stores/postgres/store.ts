@@ -1,0 +1,230 @@
+/**
+ * The PostgreSQL store (`pg` Pool): the shared journal for an outbox drained
+ * by several relays. Each append batch is one transaction (appendBatch);
+ * reads that must agree with each other run in one REPEATABLE READ snapshot.
+ *
+ * Failure handling (DESIGN.md: nothing is dispatched before DISPATCHED is
+ * durable): a connection that fails, or a COMMIT whose answer never came,
+ * rejects with StoreUnavailableError; the gate then dispatches nothing.
+ */
+import type pg from 'pg'
+import { systemClock, type Clock } from '../../clock.js'
+import type { EffectSnapshot } from '../../effect.js'
+import { StoreError } from '../../errors.js'
+import { validateAppendRequests, type ChainHead } from '../append-plan.js'
+import { verifyHistory } from '../history-check.js'
+import { InFlightFold } from '../scan-fold.js'
+import { GENESIS_HASH, type AppendRequest, type AppendResult, type InFlightScan, type JournalRecord, type ListFilter, type Store } from '../store.js'
+import { appendBatch } from './append.js'
+import { isTransientPgError, pgError } from './errors.js'
+import { toRecord, toSnapshot, type EffectRow, type RecordRow } from './rows.js'
+import { statements, UNSETTLED_STATES, type PgStatements } from './statements.js'
+
+export interface PostgresStoreOptions {
+  clock?: Clock
+  /** Records per round trip when reading journals. */
+  pageSize?: number
+  /** How the store names its database in messages (no credentials). */
+  where?: string
+}
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const
+  private readonly sql: PgStatements
+  private readonly clock: Clock
+  private readonly pageSize: number
+  private readonly where: string
+  private closed = false
+
+  constructor(
+    private readonly pool: pg.Pool,
+    schema: string,
+    options: PostgresStoreOptions = {},
+  ) {
+    this.sql = statements(schema)
+    this.clock = options.clock ?? systemClock
+    this.pageSize = options.pageSize ?? 10_000
+    this.where = options.where ?? `PostgreSQL schema "${schema}"`
+  }
+
+  async append(requests: AppendRequest[]): Promise<AppendResult[]> {
+    this.assertOpen()
+    validateAppendRequests(requests)
+    if (requests.length === 0) return []
+    const at = this.clock.now().toISOString()
+    const client = await this.connect('an append')
+    let committing = false
+    try {
+      await client.query('BEGIN')
+      const results = await appendBatch(client, this.sql, requests, at)
+      committing = true
+      await client.query('COMMIT')
+      client.release()
+      return results
+    } catch (e) {
+      // After COMMIT was sent the outcome is unknown; the connection is not reused.
+      const broken = committing || isTransientPgError(e) || !(await rollback(client))
+      client.release(broken ? asError(e) : undefined)
+      throw pgError(e, 'an append', this.where, committing)
+    }
+  }
+
+  async get(effectId: string): Promise<EffectSnapshot | undefined> {
+    this.assertOpen()
+    const { rows } = await this.query<EffectRow>('a lookup', this.sql.effect, [effectId])
+    return rows[0] && toSnapshot(rows[0])
+  }
+
+  async history(effectId: string): Promise<JournalRecord[]> {
+    this.assertOpen()
+    const { rows, effect } = await this.snapshot('reading a history', async (client) => ({
+      rows: (await client.query<RecordRowObject>(this.sql.history, [effectId])).rows,
+      effect: (await client.query<EffectRow>(this.sql.effect, [effectId])).rows[0],
+    }))
+    return verifyHistory(
+      effectId,
+      rows.map((r) => ({
+        record: toRecord([r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash]),
+        dataText: r.data,
+        predecessorHash: r.predecessor,
+      })),
+      effect && { journal: effect.journal, seq: Number(effect.last_seq) },
+    )
+  }
+
+  async scanInFlight(): Promise<InFlightScan> {
+    this.assertOpen()
+    return this.snapshot('the in-flight scan', async (client) => {
+      const projection = (
+        await client.query<{ id: string; journal: string; state: string; last_seq: string }>(this.sql.inFlight, [UNSETTLED_STATES])
+      ).rows.map((r) => ({ id: r.id, journal: r.journal, state: r.state, seq: Number(r.last_seq) }))
+      const journals = [...new Set(projection.map((p) => p.journal))]
+      const fold = new InFlightFold(new Set(projection.map((p) => p.id)))
+      const heads = new Map<string, ChainHead>()
+      if (journals.length > 0) {
+        for (const h of (await client.query<{ journal: string; head_seq: string; head_hash: string }>(this.sql.heads, [journals])).rows) {
+          heads.set(h.journal, { seq: Number(h.head_seq), hash: h.head_hash })
+        }
+        // A projected journal with no head row reads as empty; the fold then reports its effects as unrecorded.
+        for (const j of journals) if (!heads.has(j)) heads.set(j, { seq: 0, hash: GENESIS_HASH })
+        let after: [string, number] = ['', 0]
+        for (;;) {
+          const page = await client.query<RecordRow>({
+            text: this.sql.journalRecordsPage,
+            values: [journals, after[0], after[1], this.pageSize],
+            rowMode: 'array',
+          })
+          for (const r of page.rows) fold.add(r[0], Number(r[1]), r[2], r[3], r[4], r[5], r[6], r[7])
+          if (page.rows.length < this.pageSize) break
+          const last = page.rows.at(-1)!
+          after = [last[0], Number(last[1])]
+        }
+      }
+      return { effects: fold.finish(heads, projection), recordsRead: fold.recordsRead }
+    })
+  }
+
+  async list(filter: ListFilter = {}): Promise<EffectSnapshot[]> {
+    this.assertOpen()
+    const where: string[] = []
+    const values: unknown[] = []
+    if (filter.states?.length) {
+      values.push(filter.states)
+      where.push(`state = ANY($${values.length}::text[])`)
+    }
+    if (filter.target !== undefined) {
+      values.push(filter.target)
+      where.push(`target = $${values.length}`)
+    }
+    if (filter.thread !== undefined) {
+      values.push(filter.thread)
+      where.push(`thread = $${values.length}`)
+    }
+    let text = `SELECT ${this.sql.effectColumns} FROM ${this.sql.effectsTable}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC`
+    if (filter.limit !== undefined) {
+      values.push(filter.limit)
+      text += ` LIMIT $${values.length}`
+    }
+    return (await this.query<EffectRow>('listing effects', text, values)).rows.map(toSnapshot)
+  }
+
+  async *records(): AsyncIterable<JournalRecord> {
+    this.assertOpen()
+    let after: [string, number] = ['', 0]
+    for (;;) {
+      const page = await this.query<RecordRow>('reading records', this.sql.recordsPage, [after[0], after[1], this.pageSize], 'array')
+      for (const r of page.rows) yield toRecord(r)
+      if (page.rows.length < this.pageSize) return
+      const last = page.rows.at(-1)!
+      after = [last[0], Number(last[1])]
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.pool.end()
+  }
+
+  private async query<R extends pg.QueryResultRow>(what: string, text: string, values: unknown[], rowMode?: 'array'): Promise<pg.QueryResult<R>> {
+    try {
+      const config: pg.QueryConfig = rowMode ? ({ text, values, rowMode } as pg.QueryArrayConfig) : { text, values }
+      return (await this.pool.query(config)) as unknown as pg.QueryResult<R>
+    } catch (e) {
+      throw pgError(e, what, this.where)
+    }
+  }
+
+  /** Runs reads in one REPEATABLE READ, READ ONLY transaction: they all see the same committed state. */
+  private async snapshot<T>(what: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.connect(what)
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      const result = await fn(client)
+      await client.query('COMMIT')
+      client.release()
+      return result
+    } catch (e) {
+      const broken = isTransientPgError(e) || !(await rollback(client))
+      client.release(broken ? asError(e) : undefined)
+      throw pgError(e, what, this.where)
+    }
+  }
+
+  private async connect(what: string): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect()
+    } catch (e) {
+      throw pgError(e, what, this.where)
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreError(`the store on ${this.where} is closed`)
+  }
+}
+
+interface RecordRowObject {
+  journal: string
+  seq: string
+  effect_id: string
+  state: string
+  at: string
+  data: string
+  prev_hash: string
+  hash: string
+  predecessor: string | null
+}
+
+async function rollback(client: pg.PoolClient): Promise<boolean> {
+  try {
+    await client.query('ROLLBACK')
+    return true
+  } catch {
+    return false
+  }
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e))
+}

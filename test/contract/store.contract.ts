@@ -1,0 +1,349 @@
+/**
+ * The store contract: one suite, run against every Store implementation
+ * (sqlite.test.ts, postgres.test.ts, group-commit.test.ts). A behaviour the
+ * gate relies on belongs here, not in one store's own tests.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Clock } from '../../src/core/clock.js'
+import { IllegalTransitionError, InputError, IntegrityError } from '../../src/core/errors.js'
+import { STATES, TERMINAL_STATES, type State } from '../../src/core/lifecycle.js'
+import { ChainVerifier, recordHash } from '../../src/core/stores/record-hash.js'
+import { GENESIS_HASH, type Store } from '../../src/core/stores/store.js'
+import { allRecords, drive, effect, move, ok, propose, tickingClock } from './fixtures.js'
+
+export interface StoreHarness {
+  /** A store on this test's database. Each call is a separate store (a separate process's worth). */
+  open(options?: { clock?: Clock; pageSize?: number }): Promise<Store>
+  /** SQL straight to this test's database, behind the stores' back: unqualified tables, $1..$n parameters. */
+  exec(sql: string, params?: unknown[]): Promise<void>
+  dispose(): Promise<void>
+}
+
+export function storeContract(name: string, makeHarness: () => Promise<StoreHarness>): void {
+  describe(`Store contract: ${name}`, () => {
+    let h: StoreHarness
+    let store: Store
+    const opened: Store[] = []
+    const open = async (options: { clock?: Clock; pageSize?: number } = {}) => {
+      const s = await h.open({ clock: tickingClock(), ...options })
+      opened.push(s)
+      return s
+    }
+
+    beforeEach(async () => {
+      h = await makeHarness()
+      store = await open()
+    })
+
+    afterEach(async () => {
+      for (const s of opened.splice(0)) await s.close()
+      await h.dispose()
+    })
+
+    describe('append, get, history', () => {
+      it('proposes an effect: record 1 on genesis, snapshot PROPOSED with effect and tier', async () => {
+        const e = effect('t1', 1)
+        const r = ok((await store.append([propose(e, 3, { why: 'test' })]))[0])
+        expect(r).toMatchObject({ journal: 't1', seq: 1, effectId: e.id, state: 'PROPOSED', prevHash: GENESIS_HASH })
+        expect(r.data).toEqual({ why: 'test', effect: { ...e }, tier: 3 })
+        expect(r.hash).toBe(recordHash(r))
+        const snap = await store.get(e.id)
+        expect(snap).toEqual({ effect: e, tier: 3, state: 'PROPOSED', seq: 1, detail: r.data, createdAt: r.at, updatedAt: r.at })
+        expect(await store.history(e.id)).toEqual([r])
+      })
+
+      it('walks the lifecycle; get follows, history returns every record in order, chained', async () => {
+        const e = effect('t1', 1)
+        const p = ok((await store.append([propose(e)]))[0])
+        const a = ok((await store.append([move(e, 'PROPOSED', 'AUTHORIZED')]))[0])
+        const d = ok((await store.append([move(e, 'AUTHORIZED', 'DISPATCHED', { attempt: 1 })]))[0])
+        const c = ok((await store.append([move(e, 'DISPATCHED', 'COMMITTED', { receipt: { id: 'r_1', amount: '10.00' } })]))[0])
+        expect([p, a, d, c].map((r) => r.seq)).toEqual([1, 2, 3, 4])
+        expect(a.prevHash).toBe(p.hash)
+        expect(d.prevHash).toBe(a.hash)
+        expect(c.prevHash).toBe(d.hash)
+        expect(await store.get(e.id)).toMatchObject({ state: 'COMMITTED', seq: 4, detail: { receipt: { id: 'r_1', amount: '10.00' } }, createdAt: p.at, updatedAt: c.at })
+        expect(await store.history(e.id)).toEqual([p, a, d, c])
+      })
+
+      it('unknown effects: get is undefined, history is empty', async () => {
+        expect(await store.get('f'.repeat(64))).toBeUndefined()
+        expect(await store.history('f'.repeat(64))).toEqual([])
+      })
+
+      it('applies the requests of one call in order: propose and authorize together', async () => {
+        const e = effect('t1', 1)
+        const results = await store.append([propose(e), move(e, 'PROPOSED', 'AUTHORIZED')])
+        expect(results.map((r) => r.ok)).toEqual([true, true])
+        expect((await store.get(e.id))?.state).toBe('AUTHORIZED')
+      })
+
+      it('an empty call writes nothing', async () => {
+        expect(await store.append([])).toEqual([])
+        expect(await allRecords(store)).toEqual([])
+      })
+    })
+
+    describe('compare-and-set', () => {
+      it('a writer that believes a stale state loses with the current snapshot; nothing is written', async () => {
+        const e = effect('t1', 1)
+        await drive(store, e, 'AUTHORIZED')
+        ok((await store.append([move(e, 'AUTHORIZED', 'DISPATCHED')]))[0])
+        const [lost] = await store.append([move(e, 'AUTHORIZED', 'DISPATCHED')])
+        expect(lost).toEqual({ ok: false, current: await store.get(e.id) })
+        expect(lost!.ok === false && lost!.current?.state).toBe('DISPATCHED')
+        expect(await store.history(e.id)).toHaveLength(3)
+      })
+
+      it('proposing an existing effect returns ok:false with the existing snapshot', async () => {
+        const e = effect('t1', 1)
+        await drive(store, e, 'DISPATCHED')
+        const [again] = await store.append([propose(e)])
+        expect(again).toEqual({ ok: false, current: await store.get(e.id) })
+        expect(await store.history(e.id)).toHaveLength(3)
+      })
+
+      it('moving an effect that does not exist returns ok:false, current null', async () => {
+        const e = effect('t1', 1)
+        expect(await store.append([move(e, 'PROPOSED', 'AUTHORIZED')])).toEqual([{ ok: false, current: null }])
+      })
+
+      it('a losing request leaves the others of its call untouched', async () => {
+        const [x, y, z] = [effect('t1', 1), effect('t1', 2), effect('t2', 3)]
+        await drive(store, y, 'AUTHORIZED')
+        const results = await store.append([propose(x), move(y, 'PROPOSED', 'AUTHORIZED'), propose(z)])
+        expect(results.map((r) => r.ok)).toEqual([true, false, true])
+        expect((await store.get(x.id))?.state).toBe('PROPOSED')
+        expect((await store.get(z.id))?.state).toBe('PROPOSED')
+        const t1 = (await allRecords(store)).filter((r) => r.journal === 't1')
+        expect(t1.map((r) => r.seq)).toEqual([1, 2, 3])
+      })
+
+      it('two racers on one effect in one call: the first wins, the second sees its result', async () => {
+        const e = effect('t1', 1)
+        await drive(store, e, 'AUTHORIZED')
+        const [first, second] = await store.append([move(e, 'AUTHORIZED', 'DISPATCHED'), move(e, 'AUTHORIZED', 'REJECTED')])
+        expect(first!.ok).toBe(true)
+        expect(second).toMatchObject({ ok: false, current: { state: 'DISPATCHED' } })
+      })
+    })
+
+    describe('the lifecycle is enforced', () => {
+      it('an illegal transition rejects the whole call, naming both states; nothing is written', async () => {
+        const [e, other] = [effect('t1', 1), effect('t1', 2)]
+        await drive(store, e, 'PROPOSED')
+        const call = store.append([propose(other), move(e, 'PROPOSED', 'COMMITTED')])
+        await expect(call).rejects.toBeInstanceOf(IllegalTransitionError)
+        await expect(call).rejects.toThrow(/PROPOSED → COMMITTED/)
+        expect(await store.get(other.id)).toBeUndefined()
+        expect(await store.history(e.id)).toHaveLength(1)
+      })
+
+      it.each([
+        ['COMMITTED', 'DISPATCHED'],
+        ['REJECTED', 'AUTHORIZED'],
+        ['HELD', 'DISPATCHED'],
+        ['PROPOSED', 'PROPOSED'],
+      ] as [State, State][])('refuses %s → %s', async (from, to) => {
+        const e = effect('t1', 1)
+        await expect(store.append([move(e, from, to)])).rejects.toThrow(`${from} → ${to}`)
+      })
+
+      it('a proposal without its effect is refused', async () => {
+        const e = effect('t1', 1)
+        await expect(store.append([{ effectId: e.id, from: null, to: 'PROPOSED', data: {} }])).rejects.toBeInstanceOf(InputError)
+      })
+    })
+
+    describe('hash chain', () => {
+      it('chains per journal across appends, calls and effects; records() verifies and comes in (journal, seq) order', async () => {
+        for (let i = 0; i < 5; i++) {
+          await drive(store, effect('b-journal', i), 'COMMITTED')
+          await drive(store, effect('a-journal', i), i % 2 ? 'DISPATCHED' : 'HELD')
+        }
+        const records = await allRecords(store)
+        const verifier = new ChainVerifier()
+        for (const r of records) verifier.check(r)
+        const keys = records.map((r) => `${r.journal}#${String(r.seq).padStart(4, '0')}`)
+        expect(keys).toEqual([...keys].sort())
+        expect(records.filter((r) => r.journal === 'b-journal').map((r) => r.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+        expect(records.filter((r) => r.journal === 'a-journal')).toHaveLength(2 + 3 + 2 + 3 + 2)
+      })
+
+      it('records() pages through long journals without losing or repeating a record', async () => {
+        const small = await open({ pageSize: 3 })
+        for (let i = 0; i < 4; i++) await drive(small, effect(`j${i % 2}`, i), 'COMMITTED')
+        const records = await allRecords(small)
+        expect(records).toHaveLength(16)
+        const verifier = new ChainVerifier()
+        for (const r of records) verifier.check(r)
+      })
+    })
+
+    describe('scanInFlight', () => {
+      it('returns exactly the effects not in a terminal state, as get() sees them', async () => {
+        const byState = new Map<State, string>()
+        for (const [i, state] of STATES.entries()) {
+          const e = effect(i % 2 ? 'odd' : 'even', i)
+          await drive(store, e, state, ((i % 3) + 1) as 1 | 2 | 3)
+          byState.set(state, e.id)
+        }
+        const scan = await store.scanInFlight()
+        const unsettled = STATES.filter((s) => !TERMINAL_STATES.includes(s))
+        expect(scan.effects.map((s) => s.state).sort()).toEqual([...unsettled].sort())
+        for (const snap of scan.effects) {
+          expect(snap.effect.id).toBe(byState.get(snap.state))
+          expect(snap).toEqual(await store.get(snap.effect.id))
+        }
+        // Both journals hold in-flight effects, so both were read whole.
+        expect(scan.recordsRead).toBe((await allRecords(store)).length)
+      })
+
+      it('finds nothing to read when nothing is in flight', async () => {
+        await drive(store, effect('t1', 1), 'COMMITTED')
+        expect(await store.scanInFlight()).toEqual({ effects: [], recordsRead: 0 })
+      })
+
+      it('lists in-flight effects oldest proposal first', async () => {
+        const es = [effect('t1', 1), effect('t1', 2), effect('t1', 3)]
+        for (const e of es) await drive(store, e, 'AUTHORIZED')
+        expect((await store.scanInFlight()).effects.map((s) => s.effect.id)).toEqual(es.map((e) => e.id))
+      })
+    })
+
+    describe('list', () => {
+      it('filters by state, target and thread, newest first, with a limit', async () => {
+        const a = effect('t1', 1, 'stripe')
+        const b = effect('t2', 2, 'github')
+        const c = effect('t1', 3, 'github')
+        await drive(store, a, 'COMMITTED')
+        await drive(store, b, 'DISPATCHED')
+        await drive(store, c, 'AMBIGUOUS')
+        const ids = async (f: Parameters<Store['list']>[0]) => (await store.list(f)).map((s) => s.effect.id)
+        expect(await ids({})).toEqual([c.id, b.id, a.id])
+        expect(await ids({ states: ['DISPATCHED', 'AMBIGUOUS'] })).toEqual([c.id, b.id])
+        expect(await ids({ target: 'github' })).toEqual([c.id, b.id])
+        expect(await ids({ thread: 't1' })).toEqual([c.id, a.id])
+        expect(await ids({ thread: 't1', target: 'github', states: ['AMBIGUOUS'] })).toEqual([c.id])
+        expect(await ids({ limit: 1 })).toEqual([c.id])
+        expect(await ids({ states: ['HELD'] })).toEqual([])
+        expect((await store.list({ target: 'stripe' }))[0]).toEqual(await store.get(a.id))
+      })
+    })
+
+    describe('tamper evidence', () => {
+      /** t1: records 1-3 x (DISPATCHED), 4-5 y (AUTHORIZED), 6-7 z (AUTHORIZED). */
+      async function journal() {
+        const [x, y, z] = [effect('t1', 1), effect('t1', 2), effect('t1', 3)]
+        await drive(store, x, 'DISPATCHED')
+        await drive(store, y, 'AUTHORIZED')
+        await drive(store, z, 'AUTHORIZED')
+        return { x, y, z }
+      }
+
+      async function expectIntegrity(read: Promise<unknown>, seq: number) {
+        const err = await read.then(
+          () => undefined,
+          (e: unknown) => e,
+        )
+        expect(err).toBeInstanceOf(IntegrityError)
+        expect((err as IntegrityError).context).toMatchObject({ journal: 't1', seq })
+        expect((err as IntegrityError).message).toContain('"t1"')
+        expect((err as IntegrityError).message).toContain(`record ${seq}`)
+      }
+
+      it('detects altered data', async () => {
+        const { x } = await journal()
+        await h.exec(`UPDATE journal_records SET data = $1 WHERE journal = 't1' AND seq = 2`, ['{"tampered":true}'])
+        await expectIntegrity(store.scanInFlight(), 2)
+        await expectIntegrity(store.history(x.id), 2)
+      })
+
+      it('detects an altered state', async () => {
+        const { x } = await journal()
+        await h.exec(`UPDATE journal_records SET state = 'COMMITTED' WHERE journal = 't1' AND seq = 3`)
+        await expectIntegrity(store.scanInFlight(), 3)
+        await expectIntegrity(store.history(x.id), 3)
+      })
+
+      it('detects a deleted record', async () => {
+        const { y } = await journal()
+        await h.exec(`DELETE FROM journal_records WHERE journal = 't1' AND seq = 4`)
+        await expectIntegrity(store.scanInFlight(), 5)
+        await expectIntegrity(store.history(y.id), 5)
+      })
+
+      it('detects records removed from the end (the head points past them)', async () => {
+        await journal()
+        await h.exec(`DELETE FROM journal_records WHERE journal = 't1' AND seq = 7`)
+        await expectIntegrity(store.scanInFlight(), 7)
+      })
+
+      it('detects reordered records', async () => {
+        const { y } = await journal()
+        await h.exec(`UPDATE journal_records SET seq = -1 WHERE journal = 't1' AND seq = 4`)
+        await h.exec(`UPDATE journal_records SET seq = 4 WHERE journal = 't1' AND seq = 3`)
+        await h.exec(`UPDATE journal_records SET seq = 3 WHERE journal = 't1' AND seq = -1`)
+        await expectIntegrity(store.scanInFlight(), 3)
+        await expectIntegrity(store.history(y.id), 3)
+      })
+
+      it('detects an inserted record, even one hashed onto its predecessor', async () => {
+        const { z } = await journal()
+        const records = await allRecords(store)
+        // Make room at seq 4, then forge a record that chains onto record 3.
+        await h.exec(`UPDATE journal_records SET seq = -(seq + 1) WHERE journal = 't1' AND seq >= 4`)
+        await h.exec(`UPDATE journal_records SET seq = -seq WHERE journal = 't1' AND seq < 0`)
+        const forged = { journal: 't1', seq: 4, effectId: z.id, state: 'REJECTED' as const, at: records[2]!.at, data: {}, prevHash: records[2]!.hash }
+        await h.exec(
+          `INSERT INTO journal_records (journal, seq, effect_id, state, at, data, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [forged.journal, forged.seq, forged.effectId, forged.state, forged.at, '{}', forged.prevHash, recordHash(forged)],
+        )
+        await expectIntegrity(store.scanInFlight(), 4)
+        await expectIntegrity(store.history(z.id), 4)
+      })
+
+      it('detects an effects table that disagrees with the journal', async () => {
+        await journal()
+        await h.exec(`UPDATE effects SET state = 'DISPATCHED', last_seq = 5 WHERE last_seq = 5`)
+        await expectIntegrity(store.scanInFlight(), 5)
+      })
+    })
+
+    describe('several writers on one database', () => {
+      it('two stores appending at once keep every chain whole and every effect consistent', async () => {
+        const other = await open()
+        const effects = Array.from({ length: 24 }, (_, i) => effect(`shared-${i % 3}`, i))
+        await Promise.all(effects.map((e, i) => drive(i % 2 ? store : other, e, 'COMMITTED')))
+        const records = await allRecords(store)
+        expect(records).toHaveLength(24 * 4)
+        const verifier = new ChainVerifier()
+        for (const r of records) verifier.check(r)
+        for (const e of effects) expect((await other.get(e.id))?.state).toBe('COMMITTED')
+        expect(await store.scanInFlight()).toEqual({ effects: [], recordsRead: 0 })
+      })
+
+      it('two stores racing on the same effects: exactly one wins each step', async () => {
+        const other = await open()
+        const effects = Array.from({ length: 10 }, (_, i) => effect('race', i))
+        const proposals = await Promise.all(effects.flatMap((e) => [store.append([propose(e)]), other.append([propose(e)])]))
+        expect(proposals.filter(([r]) => r!.ok)).toHaveLength(10)
+        const moves = await Promise.all(
+          effects.flatMap((e) => [store.append([move(e, 'PROPOSED', 'AUTHORIZED')]), other.append([move(e, 'PROPOSED', 'REJECTED')])]),
+        )
+        expect(moves.filter(([r]) => r!.ok)).toHaveLength(10)
+        const records = await allRecords(store)
+        expect(records).toHaveLength(20)
+        const verifier = new ChainVerifier()
+        for (const r of records) verifier.check(r)
+        await store.scanInFlight()
+      })
+    })
+
+    it('refuses work after close', async () => {
+      const s = await h.open()
+      await s.close()
+      await expect(s.append([propose(effect('t1', 1))])).rejects.toThrow(/closed/)
+    })
+  })
+}

