@@ -44,6 +44,14 @@ describe('the example config', () => {
     expect(config.secrets).toEqual(['tok_example_123'])
   })
 
+  it('builds every target it declares', async () => {
+    const { createTargets } = await import('../../src/core/targets/registry.js')
+    const config = loadConfig({ path: join(repo, 'interlock.toml.example'), env: { PAYMENTS_API_TOKEN: 'tok_example_123' } })
+    const targets = createTargets(config.targets)
+    expect([...targets.keys()].sort()).toEqual(Object.keys(config.targets).sort())
+    for (const t of targets.values()) await t.close?.()
+  })
+
   it('documents every key the schema knows', () => {
     const example = readFileSync(join(repo, 'interlock.toml.example'), 'utf8')
     for (const key of allSchemaKeys(configSchema)) expect(example, key).toMatch(new RegExp(`\\b${key}\\b`))

@@ -22,6 +22,9 @@ export interface TargetOptions {
   secrets?: readonly string[]
 }
 
+/** Every `type` a [targets.<name>] table may have. */
+export const TARGET_TYPES = ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3'] as const
+
 export function createTarget(name: string, config: TargetConfig, opts: TargetOptions = {}): EffectTarget {
   let target: EffectTarget
   switch (config.type) {
@@ -51,7 +54,7 @@ export function createTarget(name: string, config: TargetConfig, opts: TargetOpt
       target = new S3Target(name, config, { secrets: opts.secrets })
       break
     default:
-      throw new InputError(`target ${name}: unknown type ${JSON.stringify((config as { type?: unknown }).type)}; expected repo or http`)
+      throw new InputError(`target ${name}: unknown type ${JSON.stringify((config as { type?: unknown }).type)}; expected one of ${TARGET_TYPES.join(', ')}`)
   }
   assertTarget(target)
   return target
