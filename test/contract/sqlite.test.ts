@@ -11,25 +11,11 @@ import { ChainVerifier } from '../../src/core/stores/record-hash.js'
 import { applyDurabilityPragmas, openSqlite, type PragmaConnection } from '../../src/core/stores/sqlite/connection.js'
 import { openSqliteStore } from '../../src/core/stores/sqlite/open.js'
 import { allRecords } from './fixtures.js'
-import { storeContract, type StoreHarness } from './store.contract.js'
+import { sqliteHarness } from './sqlite-harness.js'
+import { storeContract } from './store.contract.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'interlock-sqlite-contract-'))
+const dir = mkdtempSync(join(tmpdir(), 'interlock-sqlite-test-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-let n = 0
-
-export async function sqliteHarness(): Promise<StoreHarness> {
-  const file = join(dir, `journal-${++n}.db`)
-  const raw = new Database(file)
-  return {
-    open: async (options = {}) => openSqliteStore(file, { autoInstall: true, ...options }),
-    exec: async (sql, params = []) => {
-      // $1..$n → named parameters, which better-sqlite3 binds by name even when repeated.
-      const named = Object.fromEntries(params.map((p, i) => [`p${i + 1}`, p]))
-      raw.prepare(sql.replace(/\$(\d+)/g, '@p$1')).run(named)
-    },
-    dispose: async () => void raw.close(),
-  }
-}
 
 storeContract('SQLite', sqliteHarness)
 

@@ -1,0 +1,210 @@
+/**
+ * `interlock install`'s engine on real SQLite and PostgreSQL: idempotent,
+ * safe when run twice at once, refuses a schema from the future or an
+ * altered migration, prints reviewable SQL, and a dry run changes nothing.
+ */
+import { execFile } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { StoreConfig } from '../../src/core/config/types.js'
+import { SchemaVersionError } from '../../src/core/errors.js'
+import { install, installSql, planInstall, type InstallReport } from '../../src/core/stores/migrate.js'
+import { latestVersion } from '../../src/core/stores/migrations.js'
+import { openStore } from '../../src/core/stores/open.js'
+import { effect, propose } from '../contract/fixtures.js'
+import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
+
+const run = promisify(execFile)
+const runner = join(import.meta.dirname, '..', 'helpers', 'install-runner.ts')
+
+/** `install` in a separate process, so several really run at once. */
+async function installElsewhere(config: StoreConfig): Promise<InstallReport> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', runner, JSON.stringify(config)])
+  return JSON.parse(stdout) as InstallReport
+}
+
+const INIT = { version: 1, name: 'init' }
+
+const dir = mkdtempSync(join(tmpdir(), 'interlock-install-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let n = 0
+const sqliteConfig = (): StoreConfig & { kind: 'sqlite' } => ({ kind: 'sqlite', path: join(dir, `install-${++n}`, 'journal.db') })
+
+describe('install on SQLite', () => {
+  it('installs a fresh journal, then finds nothing to do', async () => {
+    const config = sqliteConfig()
+    const first = await install(config)
+    expect(first).toMatchObject({ kind: 'sqlite', location: config.path, dryRun: false, currentVersion: 0, targetVersion: latestVersion('sqlite'), pending: [] })
+    expect(first.applied).toEqual([expect.objectContaining(INIT)])
+    const second = await install(config)
+    expect(second).toMatchObject({ currentVersion: 1, targetVersion: 1, applied: [], pending: [] })
+    const db = new Database(config.path, { readonly: true })
+    const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).pluck().all()
+    expect(tables).toEqual(['effects', 'journal_records', 'journals', 'schema_migrations'])
+    expect(db.prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBe(1)
+    db.close()
+  })
+
+  it('two installs at once (two processes): one applies, the other finds it done', async () => {
+    const config = sqliteConfig()
+    const reports = await Promise.all([installElsewhere(config), installElsewhere(config), installElsewhere(config)])
+    expect(reports.map((r) => r.applied.length).sort()).toEqual([0, 0, 1])
+    const db = new Database(config.path, { readonly: true })
+    expect(db.prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBe(1)
+    db.close()
+  })
+
+  it('dry run: reports what it would apply and creates nothing, not even the file', async () => {
+    const config = sqliteConfig()
+    const plan = await planInstall(config)
+    expect(plan).toMatchObject({ dryRun: true, currentVersion: 0, targetVersion: 1, applied: [] })
+    expect(plan.pending).toEqual([expect.objectContaining(INIT)])
+    expect(existsSync(config.path)).toBe(false)
+  })
+
+  it('dry run on an existing, empty database leaves it empty', async () => {
+    const config = sqliteConfig()
+    mkdirSync(join(config.path, '..'), { recursive: true })
+    new Database(config.path).close()
+    const plan = await install(config, { dryRun: true })
+    expect(plan.pending).toHaveLength(1)
+    const db = new Database(config.path, { readonly: true })
+    expect(db.prepare(`SELECT count(*) FROM sqlite_master`).pluck().get()).toBe(0)
+    db.close()
+  })
+
+  it('refuses a journal whose schema is newer than this binary', async () => {
+    const config = sqliteConfig()
+    await install(config)
+    const db = new Database(config.path)
+    db.prepare(`INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (99, 'future', 'x', 'now')`).run()
+    db.close()
+    for (const attempt of [() => install(config), () => planInstall(config), () => openStore(config)]) {
+      const err = await attempt().catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(SchemaVersionError)
+      expect((err as Error).message).toMatch(/schema version 99 \(future\), newer than this interlock knows \(1\)/)
+    }
+  })
+
+  it('refuses a journal whose applied migration differs from the shipped one', async () => {
+    const config = sqliteConfig()
+    await install(config)
+    const db = new Database(config.path)
+    db.prepare(`UPDATE schema_migrations SET checksum = 'deadbeef' WHERE version = 1`).run()
+    db.close()
+    await expect(install(config)).rejects.toThrow(/migration 0001_init\.sql was applied with a different text/)
+  })
+
+  it('print-sql: the DDL, runnable by hand, gives a journal openStore accepts', async () => {
+    const sql = installSql('sqlite')
+    for (const ddl of ['CREATE TABLE journals', 'CREATE TABLE effects', 'CREATE TABLE journal_records', 'CREATE TABLE IF NOT EXISTS schema_migrations', 'INSERT INTO schema_migrations']) {
+      expect(sql).toContain(ddl)
+    }
+    const config = sqliteConfig()
+    mkdirSync(join(config.path, '..'), { recursive: true })
+    const db = new Database(config.path)
+    db.exec(sql)
+    db.close()
+    const store = await openStore(config, { autoInstall: false })
+    expect((await store.append([propose(effect('t', 1))]))[0]!.ok).toBe(true)
+    await store.close()
+    expect((await install(config)).applied).toEqual([])
+  })
+})
+
+describe('install on PostgreSQL', () => {
+  let db: TestDatabase
+  let admin: pg.Client
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    admin = new pg.Client({ connectionString: db.url })
+    await admin.connect()
+  })
+  afterAll(async () => {
+    await admin?.end()
+    await db?.drop()
+  })
+  let s = 0
+  const pgConfig = (): StoreConfig & { kind: 'postgres' } => ({ kind: 'postgres', url: db.url, schema: `install_${++s}` })
+  const tablesOf = async (schema: string) =>
+    (await admin.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema])).rows.map((r) => r.table_name)
+
+  it('installs a fresh schema, then finds nothing to do', async () => {
+    const config = pgConfig()
+    const first = await install(config)
+    expect(first).toMatchObject({ kind: 'postgres', currentVersion: 0, targetVersion: latestVersion('postgres'), pending: [] })
+    expect(first.location).toBe(`PostgreSQL schema "${config.schema}" in database ${new URL(db.url).pathname.slice(1)} on 127.0.0.1:${new URL(db.url).port}`)
+    expect(first.location).not.toContain('interlock-test') // the password
+    expect(first.applied).toEqual([expect.objectContaining(INIT)])
+    expect(await tablesOf(config.schema)).toEqual(['effects', 'journal_records', 'journals', 'schema_migrations'])
+    expect(await install(config)).toMatchObject({ currentVersion: 1, applied: [], pending: [] })
+  })
+
+  it('concurrent installs (in-process and in other processes): exactly one applies', async () => {
+    const config = pgConfig()
+    const reports = await Promise.all([install(config), install(config), installElsewhere(config), installElsewhere(config)])
+    expect(reports.map((r) => r.applied.length).sort()).toEqual([0, 0, 0, 1])
+    const { rows } = await admin.query(`SELECT count(*)::int AS n FROM ${config.schema}.schema_migrations`)
+    expect(rows[0].n).toBe(1)
+  })
+
+  it('dry run creates nothing: no schema before, nothing new after', async () => {
+    const config = pgConfig()
+    const plan = await planInstall(config)
+    expect(plan).toMatchObject({ dryRun: true, currentVersion: 0, applied: [] })
+    expect(plan.pending).toEqual([expect.objectContaining(INIT)])
+    const { rows } = await admin.query(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [config.schema])
+    expect(rows).toEqual([])
+    await install(config)
+    expect(await planInstall(config)).toMatchObject({ currentVersion: 1, pending: [], applied: [] })
+  })
+
+  it('refuses a schema newer than this binary, and openStore refuses it too', async () => {
+    const config = pgConfig()
+    await install(config)
+    await admin.query(`INSERT INTO ${config.schema}.schema_migrations (version, name, checksum) VALUES (2, 'future', 'x')`)
+    for (const attempt of [() => install(config), () => planInstall(config), () => openStore(config)]) {
+      const err = await attempt().catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(SchemaVersionError)
+      expect((err as Error).message).toContain('schema version 2 (future), newer than this interlock knows (1)')
+      expect((err as SchemaVersionError).hint).toMatch(/Upgrade interlock/)
+    }
+  })
+
+  it('refuses an applied migration whose checksum changed', async () => {
+    const config = pgConfig()
+    await install(config)
+    await admin.query(`UPDATE ${config.schema}.schema_migrations SET checksum = 'deadbeef'`)
+    await expect(install(config)).rejects.toThrow(/0001_init\.sql was applied with a different text/)
+  })
+
+  it('print-sql: names the schema, takes the install lock, and run by hand gives a schema openStore accepts', async () => {
+    const config = pgConfig()
+    const sql = installSql('postgres', config.schema)
+    for (const ddl of [
+      `CREATE SCHEMA IF NOT EXISTS "${config.schema}"`,
+      `CREATE TABLE "${config.schema}".effects`,
+      `CREATE TABLE "${config.schema}".journal_records`,
+      `CREATE TABLE "${config.schema}".journals`,
+      `CREATE TABLE IF NOT EXISTS "${config.schema}".schema_migrations`,
+      'pg_advisory_xact_lock(',
+    ]) {
+      expect(sql).toContain(ddl)
+    }
+    expect(sql).not.toContain(':"schema"')
+    await admin.query(sql)
+    const store = await openStore(config)
+    expect((await store.append([propose(effect('t', 1))]))[0]!.ok).toBe(true)
+    await store.close()
+    expect((await install(config)).applied).toEqual([])
+  })
+
+  it('print-sql refuses an unsafe schema name', () => {
+    expect(() => installSql('postgres', 'x"; DROP SCHEMA public; --')).toThrow(/not a valid schema name/)
+  })
+})
