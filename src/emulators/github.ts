@@ -1,0 +1,273 @@
+/**
+ * A GitHub REST emulator with the behaviour the github target relies on, as
+ * documented (REST API version 2022-11-28):
+ *
+ * - Get a pull request: `GET /repos/{o}/{r}/pulls/{n}`
+ *   https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request
+ * - Merge a pull request: `PUT /repos/{o}/{r}/pulls/{n}/merge` with `sha`, `merge_method`,
+ *   `commit_title`, `commit_message`; 200 {sha, merged, message}; 405 "Pull Request is not
+ *   mergeable"; 409 "Head branch was modified. Review and try the merge again." when `sha`
+ *   is not the head; 422 on bad input.
+ *   https://docs.github.com/en/rest/pulls/pulls#merge-a-pull-request
+ * - List commits: `GET /repos/{o}/{r}/commits?sha=<branch or sha>&per_page=<≤100>`, newest first.
+ *   https://docs.github.com/en/rest/commits/commits#list-commits
+ * - Git data: get/create a commit object, get/update a reference (update without `force`
+ *   must be a fast-forward, else 422 "Update is not a fast forward").
+ *   https://docs.github.com/en/rest/git/commits, https://docs.github.com/en/rest/git/refs
+ * - A missing or wrong token: 401 "Bad credentials".
+ *   https://docs.github.com/en/rest/authentication/authenticating-to-the-rest-api
+ *
+ * Trees are opaque ids here: a merge gets a new one, a revert reuses its target's.
+ * What counts as an application (the ledger): a merge, and a branch moved to a
+ * commit, each under the effect id its commit message's trailer names.
+ */
+import { createHash } from 'node:crypto'
+import { Emulator, type EmulatorRequest, type EmulatorResponse } from './emulator.js'
+
+export interface Commit {
+  sha: string
+  message: string
+  tree: string
+  parents: string[]
+  /** Creation order, for "newest first". */
+  seq: number
+}
+
+export interface Pull {
+  number: number
+  title: string
+  state: 'open' | 'closed'
+  merged: boolean
+  mergeable: boolean | null
+  headRef: string
+  headSha: string
+  baseRef: string
+  mergeCommitSha: string | null
+}
+
+const TRAILER = /^Interlock-Effect: ([0-9a-f]{64})$/m
+const DOCS = 'https://docs.github.com/rest'
+
+export class GithubEmulator extends Emulator {
+  readonly commits = new Map<string, Commit>()
+  readonly branches = new Map<string, string>()
+  readonly pulls = new Map<number, Pull>()
+  private seq = 0
+
+  constructor(
+    readonly owner = 'acme',
+    readonly repo = 'widgets',
+    readonly token = 'ghp_emulatorToken000000000000000000000',
+  ) {
+    super()
+    this.commitOn('main', 'Initial commit')
+  }
+
+  // ── Seeding, as a test (or another person) changes the repository ─────────
+
+  /** A new commit on `branch` (created from `from`, or main, if missing) with a fresh tree. */
+  commitOn(branch: string, message: string, from?: string): Commit {
+    const parent = this.branches.get(branch) ?? (from ? this.branches.get(from) : this.branches.get('main'))
+    const commit = this.makeCommit(message, this.newTree(message), parent ? [parent] : [])
+    this.branches.set(branch, commit.sha)
+    return commit
+  }
+
+  /** Opens a pull request from a new branch with one commit, into `base`. */
+  openPull(opts: { number?: number; base?: string; head?: string; title?: string; mergeable?: boolean | null } = {}): Pull {
+    const number = opts.number ?? this.pulls.size + 1
+    const base = opts.base ?? 'main'
+    const head = opts.head ?? `feature-${number}`
+    const title = opts.title ?? `Change ${number}`
+    const commit = this.commitOn(head, `${title}: work`, base)
+    const pull: Pull = {
+      number,
+      title,
+      state: 'open',
+      merged: false,
+      mergeable: opts.mergeable === undefined ? true : opts.mergeable,
+      headRef: head,
+      headSha: commit.sha,
+      baseRef: base,
+      mergeCommitSha: null,
+    }
+    this.pulls.set(number, pull)
+    return pull
+  }
+
+  /** Someone pushes another commit to the pull request's head branch. */
+  pushToPull(n: number, message = 'more work'): string {
+    const pull = this.pull(n)
+    pull.headSha = this.commitOn(pull.headRef, message).sha
+    return pull.headSha
+  }
+
+  pull(n: number): Pull {
+    const p = this.pulls.get(n)
+    if (!p) throw new Error(`no pull request #${n}`)
+    return p
+  }
+
+  /** Commits reachable from `ref`, newest first (what List commits answers). */
+  log(ref: string): Commit[] {
+    const start = this.branches.get(ref) ?? (this.commits.has(ref) ? ref : undefined)
+    if (!start) return []
+    const seen = new Set<string>()
+    const stack = [start]
+    while (stack.length > 0) {
+      const sha = stack.pop()!
+      if (seen.has(sha)) continue
+      seen.add(sha)
+      stack.push(...this.commits.get(sha)!.parents)
+    }
+    return [...seen].map((s) => this.commits.get(s)!).sort((a, b) => b.seq - a.seq)
+  }
+
+  // ── The REST API ─────────────────────────────────────────────────────────
+
+  protected async route(req: EmulatorRequest): Promise<EmulatorResponse> {
+    const auth = req.headers.authorization ?? ''
+    if (auth !== `Bearer ${this.token}` && auth !== `token ${this.token}`) {
+      return { status: 401, body: { message: 'Bad credentials', documentation_url: DOCS } }
+    }
+    const prefix = `/repos/${this.owner}/${this.repo}`
+    if (!req.path.startsWith(`${prefix}/`)) return notFound()
+    const rest = req.path.slice(prefix.length)
+    let m: RegExpMatchArray | null
+    if (req.method === 'GET' && (m = rest.match(/^\/pulls\/(\d+)$/))) return this.getPull(Number(m[1]))
+    if (req.method === 'PUT' && (m = rest.match(/^\/pulls\/(\d+)\/merge$/))) return this.merge(req, Number(m[1]))
+    if (req.method === 'GET' && rest === '/commits') return this.listCommits(req)
+    if (req.method === 'GET' && (m = rest.match(/^\/git\/commits\/([0-9a-f]{40})$/))) return this.getCommit(m[1]!)
+    if (req.method === 'POST' && rest === '/git/commits') return this.createCommit(req)
+    if (req.method === 'GET' && (m = rest.match(/^\/git\/ref\/heads\/(.+)$/))) return this.getRef(decodeURIComponent(m[1]!))
+    if (req.method === 'PATCH' && (m = rest.match(/^\/git\/refs\/heads\/(.+)$/))) return this.updateRef(req, decodeURIComponent(m[1]!))
+    return notFound()
+  }
+
+  private getPull(n: number): EmulatorResponse {
+    const p = this.pulls.get(n)
+    if (!p) return notFound()
+    return {
+      status: 200,
+      body: {
+        number: p.number,
+        title: p.title,
+        state: p.state,
+        merged: p.merged,
+        mergeable: p.merged ? null : p.mergeable,
+        merge_commit_sha: p.mergeCommitSha,
+        head: { ref: p.headRef, sha: p.headSha },
+        base: { ref: p.baseRef, sha: this.branches.get(p.baseRef) ?? null },
+      },
+    }
+  }
+
+  private async merge(req: EmulatorRequest, n: number): Promise<EmulatorResponse> {
+    const p = this.pulls.get(n)
+    if (!p) return notFound()
+    const body = parseJson(req.body)
+    if (body === undefined) return { status: 400, body: { message: 'Problems parsing JSON', documentation_url: DOCS } }
+    const method = body.merge_method ?? 'merge'
+    if (!['merge', 'squash', 'rebase'].includes(method as string)) return validationFailed(`merge_method is not one of merge, squash, rebase`)
+    if (p.state !== 'open' || p.merged || p.mergeable === false) {
+      return { status: 405, body: { message: 'Pull Request is not mergeable', documentation_url: DOCS } }
+    }
+    if (body.sha !== undefined && body.sha !== p.headSha) {
+      return { status: 409, body: { message: 'Head branch was modified. Review and try the merge again.', documentation_url: DOCS } }
+    }
+    const title = typeof body.commit_title === 'string' ? body.commit_title : method === 'squash' ? `${p.title} (#${n})` : `Merge pull request #${n} from ${this.owner}/${p.headRef}`
+    const extra = typeof body.commit_message === 'string' ? body.commit_message : p.title
+    const message = `${title}\n\n${extra}`
+    const sha = await this.apply(req, effectOf(message), () => {
+      const base = this.branches.get(p.baseRef)!
+      const parents = method === 'squash' ? [base] : [base, p.headSha]
+      const commit = this.makeCommit(message, this.newTree(`${base}+${p.headSha}`), parents)
+      this.branches.set(p.baseRef, commit.sha)
+      Object.assign(p, { state: 'closed', merged: true, mergeCommitSha: commit.sha })
+      return commit.sha
+    })
+    return { status: 200, body: { sha, merged: true, message: 'Pull Request successfully merged' } }
+  }
+
+  private listCommits(req: EmulatorRequest): EmulatorResponse {
+    const ref = req.query.get('sha') ?? 'main'
+    const perPage = Math.min(100, Number(req.query.get('per_page') ?? 30))
+    if (!this.branches.has(ref) && !this.commits.has(ref)) return { status: 404, body: { message: `No commit found for SHA: ${ref}`, documentation_url: DOCS } }
+    return { status: 200, body: this.log(ref).slice(0, perPage).map((c) => ({ sha: c.sha, commit: { message: c.message, tree: { sha: c.tree } }, parents: c.parents.map((sha) => ({ sha })) })) }
+  }
+
+  private getCommit(sha: string): EmulatorResponse {
+    const c = this.commits.get(sha)
+    if (!c) return notFound()
+    return { status: 200, body: gitCommit(c) }
+  }
+
+  private async createCommit(req: EmulatorRequest): Promise<EmulatorResponse> {
+    const body = parseJson(req.body)
+    if (body === undefined) return { status: 400, body: { message: 'Problems parsing JSON', documentation_url: DOCS } }
+    const { message, tree, parents } = body as { message?: unknown; tree?: unknown; parents?: unknown }
+    if (typeof message !== 'string' || typeof tree !== 'string' || !Array.isArray(parents)) return validationFailed('message, tree and parents are required')
+    if (![...this.commits.values()].some((c) => c.tree === tree)) return validationFailed('Tree SHA does not exist')
+    if (!parents.every((s) => typeof s === 'string' && this.commits.has(s))) return validationFailed('Parent SHA does not exist or is not a commit object')
+    // A commit object changes no branch: applied (so faults can hit it), not counted.
+    const commit = await this.apply(req, undefined, () => this.makeCommit(message, tree, parents as string[]))
+    return { status: 201, body: gitCommit(commit) }
+  }
+
+  private getRef(branch: string): EmulatorResponse {
+    const sha = this.branches.get(branch)
+    if (!sha) return notFound()
+    return { status: 200, body: { ref: `refs/heads/${branch}`, object: { type: 'commit', sha } } }
+  }
+
+  private async updateRef(req: EmulatorRequest, branch: string): Promise<EmulatorResponse> {
+    const body = parseJson(req.body)
+    if (body === undefined || typeof body.sha !== 'string') return validationFailed('sha is required')
+    const current = this.branches.get(branch)
+    const next = this.commits.get(body.sha)
+    if (!current) return { status: 422, body: { message: 'Reference does not exist', documentation_url: DOCS } }
+    if (!next) return validationFailed('Object does not exist')
+    if (body.force !== true && !this.log(next.sha).some((c) => c.sha === current)) {
+      return { status: 422, body: { message: 'Update is not a fast forward', documentation_url: DOCS } }
+    }
+    await this.apply(req, effectOf(next.message), () => this.branches.set(branch, next.sha))
+    return { status: 200, body: { ref: `refs/heads/${branch}`, object: { type: 'commit', sha: next.sha } } }
+  }
+
+  private makeCommit(message: string, tree: string, parents: string[]): Commit {
+    const seq = ++this.seq
+    const sha = createHash('sha1').update(`commit\0${seq}\0${tree}\0${parents.join(',')}\0${message}`).digest('hex')
+    const commit = { sha, message, tree, parents, seq }
+    this.commits.set(sha, commit)
+    return commit
+  }
+
+  private newTree(salt: string): string {
+    return createHash('sha1').update(`tree\0${this.seq}\0${salt}`).digest('hex')
+  }
+}
+
+function gitCommit(c: Commit): Record<string, unknown> {
+  return { sha: c.sha, message: c.message, tree: { sha: c.tree }, parents: c.parents.map((sha) => ({ sha })) }
+}
+
+function effectOf(message: string): string | undefined {
+  return message.match(TRAILER)?.[1]
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(text || '{}') as unknown
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function notFound(): EmulatorResponse {
+  return { status: 404, body: { message: 'Not Found', documentation_url: DOCS } }
+}
+
+function validationFailed(message: string): EmulatorResponse {
+  return { status: 422, body: { message: 'Validation Failed', errors: [{ message }], documentation_url: DOCS } }
+}
