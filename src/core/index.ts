@@ -26,3 +26,4 @@ export { S3Target, type S3TargetSettings, type S3TargetOptions } from './targets
 export type { Store, JournalRecord, AppendRequest, AppendResult } from './stores/store.js'
 export { openStore } from './stores/open.js'
 export * from './config/index.js'
+export * from './crypto/index.js'

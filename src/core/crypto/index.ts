@@ -1,0 +1,6 @@
+/** Keys, statements and signatures: see keys.ts, statements.ts, sign.ts, digest.ts. */
+export * from './keys.js'
+export * from './statements.js'
+export { signStatement, verifyStatement, verifySigned, statementBytes, newNonce } from './sign.js'
+export { effectDigest } from './digest.js'
+export { toBase64Url, fromBase64Url } from './encoding.js'
