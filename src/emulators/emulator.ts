@@ -59,7 +59,8 @@ class Swallowed extends Error {}
 export abstract class Emulator {
   /** Applications per effect id. */
   readonly applications = new Map<string, number>()
-  readonly requests: { method: string; path: string }[] = []
+  /** Every request received (an Idempotency-Key is an effect id, not a secret: kept for the ledgers). */
+  readonly requests: { method: string; path: string; idempotencyKey?: string }[] = []
   private faults: (FaultRule & { left: number })[] = []
   private server?: http.Server
   private readonly hung = new Set<http.ServerResponse>()
@@ -147,7 +148,8 @@ export abstract class Emulator {
       body: Buffer.concat(chunks).toString('utf8'),
       res,
     }
-    this.requests.push({ method: request.method, path: request.path })
+    const key = req.headers['idempotency-key']
+    this.requests.push({ method: request.method, path: request.path, ...(typeof key === 'string' ? { idempotencyKey: key } : {}) })
     try {
       const out = await this.route(request)
       const isJson = out.body !== undefined && typeof out.body !== 'string' && !(out.body instanceof Uint8Array)

@@ -15,23 +15,43 @@ describe('interlock demo', () => {
     expect(run.code, run.stderr).toBe(0)
     const report = JSON.parse(run.stdout) as {
       ok: boolean
-      workerKilledWith: string
-      rows: { label: string; tier: number; final: string; recovery: string; applied: number; requests?: number }[]
+      scenarios: {
+        name: string
+        ok: boolean
+        workerKilledWith: string
+        rows: { label: string; target: string; tier: number; final: string; recovery: string; applied: number; requests?: number }[]
+      }[]
     }
     expect(report.ok).toBe(true)
-    expect(report.workerKilledWith).toBe('SIGKILL')
-    const byLabel = Object.fromEntries(report.rows.map((r) => [r.label, r]))
+    expect(report.scenarios.map((s) => s.name)).toEqual(['local', 'refunds'])
+    for (const s of report.scenarios) expect(s.workerKilledWith).toBe('SIGKILL')
+    const byLabel = Object.fromEntries(report.scenarios[0]!.rows.map((r) => [r.label, r]))
     expect(byLabel.refund).toMatchObject({ tier: 1, final: 'COMMITTED', recovery: 're-applied', applied: 1, requests: 2 })
     expect(byLabel['record refund']).toMatchObject({ tier: 2, final: 'COMMITTED', recovery: 'found-by-query', applied: 1 })
     expect(byLabel['notify customer']).toMatchObject({ tier: 3, final: 'AMBIGUOUS', recovery: 'marked-ambiguous', applied: 1 })
     expect(byLabel['stale receipt fix']).toMatchObject({ final: 'REJECTED', applied: 0 })
+
+    // The refund agent: Stripe's own ledger has one refund per committed refund effect, none for the stale one.
+    const refunds = report.scenarios[1]!.rows
+    const stripe = refunds.filter((r) => r.target === 'stripe')
+    expect(stripe.map((r) => [r.final, r.applied])).toEqual([
+      ['COMMITTED', 1],
+      ['COMMITTED', 1],
+      ['REJECTED', 0],
+    ])
+    // The first refund's answer was dropped after Stripe applied it: the retry with the same key did not refund again.
+    expect(stripe[0]!.requests).toBe(2)
+    expect(refunds.find((r) => r.target === 'github')).toMatchObject({ final: 'COMMITTED', recovery: 'found-by-query', applied: 1 })
+    expect(refunds.find((r) => r.target === 'slack')).toMatchObject({ final: 'AMBIGUOUS', applied: 1 })
   })
 
   it('prints the journal as a table for people', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'interlock-demo-e2e-'))
     const run = await interlock(['demo'], { cwd })
     expect(run.code, run.stderr).toBe(0)
-    for (const text of ['re-applied', 'found-by-query', 'AMBIGUOUS', 'REJECTED', 'SIGKILL']) expect(run.stdout).toContain(text)
+    for (const text of ['re-applied', 'found-by-query', 'AMBIGUOUS', 'REJECTED', 'SIGKILL', 'no refund was paid twice']) {
+      expect(run.stdout).toContain(text)
+    }
     expect(run.stdout).not.toContain('WRONG')
   })
 })

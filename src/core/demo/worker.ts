@@ -22,7 +22,7 @@ export interface WorkerPlan {
 
 const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as WorkerPlan
 const store = await openStore({ kind: 'sqlite', path: plan.journal })
-const gate = new Gate({ store, targets: createTargets(plan.targets).values() })
+const gate = new Gate({ store, targets: createTargets(plan.targets).values(), retry: { maxAttempts: 5, backoffMs: 50 } })
 await Promise.all(
   plan.effects.map(async ({ label, ...effect }) => {
     const outcome = await gate.submit(effect)
