@@ -281,3 +281,12 @@ function allProperties(node: unknown, path = '', out: [string, SchemaNode][] = [
 function allSchemaKeys(schema: unknown): string[] {
   return [...new Set(allProperties(schema).map(([p]) => p.split('.').pop()!))]
 }
+
+describe('the README config reference', () => {
+  it('is committed exactly as the schema generates it (run `npm run schema`)', async () => {
+    const { withReference, configReference } = await import('../../src/core/config/reference.js')
+    const readme = readFileSync(join(repo, 'README.md'), 'utf8')
+    expect(readme).toContain(configReference())
+    expect(withReference(readme)).toBe(readme)
+  })
+})
