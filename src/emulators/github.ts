@@ -52,6 +52,10 @@ export class GithubEmulator extends Emulator {
   readonly commits = new Map<string, Commit>()
   readonly branches = new Map<string, string>()
   readonly pulls = new Map<number, Pull>()
+  /** The token's `permissions` on the repository, as GET /repos/{owner}/{repo} reports them. */
+  permissions = { admin: false, maintain: false, push: true, triage: true, pull: true }
+  /** The account GET /user names. */
+  login = 'interlock-bot'
   private seq = 0
 
   constructor(
@@ -131,6 +135,14 @@ export class GithubEmulator extends Emulator {
       return { status: 401, body: { message: 'Bad credentials', documentation_url: DOCS } }
     }
     const prefix = `/repos/${this.owner}/${this.repo}`
+    // `interlock check`'s probes, read-only:
+    // https://docs.github.com/en/rest/users/users#get-the-authenticated-user
+    if (req.method === 'GET' && req.path === '/user') return { status: 200, body: { login: this.login, id: 1, type: 'Bot' } }
+    // https://docs.github.com/en/rest/repos/repos#get-a-repository (`permissions` is present for an authenticated caller)
+    if (req.method === 'GET' && req.path === prefix) {
+      const body = { id: 1, name: this.repo, full_name: `${this.owner}/${this.repo}`, private: true, default_branch: 'main', permissions: { ...this.permissions } }
+      return { status: 200, body }
+    }
     if (!req.path.startsWith(`${prefix}/`)) return notFound()
     const rest = req.path.slice(prefix.length)
     let m: RegExpMatchArray | null

@@ -91,6 +91,9 @@ export class S3Emulator extends Emulator {
     const denied = await this.authenticate(req)
     if (denied) return denied
     const at = this.address(req)
+    // HeadBucket, `interlock check`'s probe (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html):
+    // 200 when the bucket exists and the caller may list it, 404 when it does not; a HEAD answer has no body.
+    if (!at && req.method === 'HEAD') return { status: this.buckets.has(this.bucketOf(req)) ? 200 : 404 }
     if (!at) return error(400, 'InvalidRequest', 'Bucket-level operations are not emulated.')
     const bucket = this.buckets.get(at.bucket)
     if (!bucket) return error(404, 'NoSuchBucket', 'The specified bucket does not exist')
@@ -175,6 +178,13 @@ export class S3Emulator extends Emulator {
 
   private versionId(): string {
     return createHash('sha256').update(`version\0${++this.seq}`).digest('base64url').slice(0, 32)
+  }
+
+  /** The bucket a bucket-level request names: the host's first label when virtual-hosted, else the first path segment. */
+  private bucketOf(req: EmulatorRequest): string {
+    const hostname = String(req.headers.host ?? '').replace(/:\d+$/, '')
+    if (hostname.endsWith(`.${this.virtualHostSuffix}`)) return hostname.slice(0, -this.virtualHostSuffix.length - 1)
+    return decodeURIComponent(req.path.split('/')[1] ?? '')
   }
 
   /** Path-style `/bucket/key`, or virtual-hosted `Host: <bucket>.<virtualHostSuffix>` with `/key`. */

@@ -33,6 +33,8 @@ export class SendgridEmulator extends Emulator {
   readonly suppressed = new Set<string>()
   private rateLimits = 0
   private seq = 0
+  /** The key's scopes, as GET /v3/scopes lists them. */
+  scopes = ['mail.send', 'asm.suppressions.global.read']
 
   constructor(readonly apiKey = 'SG.emulator.key-for-tests-only') {
     super()
@@ -62,6 +64,9 @@ export class SendgridEmulator extends Emulator {
       return { status: 200, body: this.suppressed.has(email) ? { recipient_email: email } : {} }
     }
     if (req.method === 'POST' && req.path === '/v3/mail/send') return this.send(req)
+    // `interlock check`'s probe, read-only: "returns all the scopes assigned to the key you use to authenticate with it"
+    // (https://www.twilio.com/docs/sendgrid/api-reference/api-key-permissions/retrieve-a-list-of-scopes-for-which-this-user-has-access).
+    if (req.method === 'GET' && req.path === '/v3/scopes') return { status: 200, body: { scopes: [...this.scopes] } }
     return errors(404, [{ message: 'resource not found', field: null }])
   }
 

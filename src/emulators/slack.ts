@@ -96,6 +96,8 @@ export class SlackEmulator extends Emulator {
     } catch {
       return fail('invalid_json')
     }
+    // `interlock check`'s probe, read-only, no scope needed (https://docs.slack.dev/reference/methods/auth.test).
+    if (method === 'auth.test') return ok({ url: 'https://emulator.slack.com/', team: 'Emulator', user: 'interlock', team_id: 'T0EMULATOR', user_id: 'U0INTERLOCK', bot_id: 'B0INTERLOCK' })
     if (method === 'chat.postMessage') return this.post(req, args)
     if (method === 'chat.delete') return this.delete(req, args)
     return fail('unknown_method')

@@ -101,6 +101,11 @@ export class StripeEmulator extends Emulator {
       // Stripe masks all but the last four characters of a wrong key.
       return error(401, 'invalid_request_error', undefined, `Invalid API Key provided: ${given.slice(0, 8)}${'*'.repeat(Math.max(0, given.length - 12))}${given.slice(-4)}`)
     }
+    // `interlock check`'s probe: Retrieve balance, read-only (https://docs.stripe.com/api/balance/balance_retrieve).
+    if (req.method === 'GET' && req.path === '/v1/balance') {
+      const funds = [{ amount: 0, currency: 'usd', source_types: { card: 0 } }]
+      return { status: 200, body: { object: 'balance', available: funds, pending: funds, livemode: false } }
+    }
     const charge = /^\/v1\/charges\/([^/]+)$/.exec(req.path)
     if (req.method === 'GET' && charge) {
       const c = this.charges.get(decodeURIComponent(charge[1]!))

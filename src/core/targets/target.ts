@@ -23,6 +23,26 @@ export interface ApplyContext {
   signal?: AbortSignal
 }
 
+/**
+ * What a read-only probe learned (`interlock check`). A probe never changes
+ * anything anywhere: it reads an account, a repository, a bucket, a table's
+ * catalogue. It throws when the service cannot be reached at all.
+ */
+export interface ProbeResult {
+  /** The service answered, accepted the credential, and what the target needs is there. */
+  ok: boolean
+  /** What was probed and what came back, naming no secret. */
+  detail: string
+  /** What to do when not ok. */
+  fix?: string
+  /** The service refused the credential (401, invalid_auth, ...): reported on the credentials check. */
+  credentialRefused?: boolean
+  /** ok, but with a caveat worth a look (e.g. a key that cannot read what the probe reads). */
+  warn?: boolean
+  /** Whether the declared tier can be honoured, when the probe learned it (e.g. a unique constraint). */
+  tier?: { ok: boolean; detail: string; fix?: string }
+}
+
 /** A compensating effect on the same target: the gate gives it its own id and links it to the original. */
 export interface Compensation {
   action: string
@@ -54,6 +74,8 @@ export interface EffectTarget {
   compensation?(effect: Effect, receipt: Receipt): Compensation | Promise<Compensation>
   /** Why this target's effects cannot be undone (e.g. "a sent email cannot be recalled"). */
   readonly notCompensable?: string
+  /** Optional: a read-only look at the service for `interlock check`; see ProbeResult. */
+  probe?(signal?: AbortSignal): Promise<ProbeResult>
   close?(): Promise<void>
 }
 

@@ -30,6 +30,7 @@ export type GithubAnswer = HttpAnswer
 export class GithubApi {
   readonly http: HttpClient
   private readonly root: string
+  private readonly base: string
 
   constructor(name: string, s: GithubApiSettings, options: HttpClientOptions = {}) {
     this.http = new HttpClient(
@@ -47,6 +48,7 @@ export class GithubApi {
       },
       { ...options, secrets: [s.token, ...(options.secrets ?? [])] },
     )
+    this.base = s.baseUrl.replace(/\/+$/, '')
     this.root = `${s.baseUrl.replace(/\/+$/, '')}/repos/${encodeURIComponent(s.owner)}/${encodeURIComponent(s.repo)}`
   }
 
@@ -78,6 +80,16 @@ export class GithubApi {
   /** Without force GitHub refuses anything but a fast-forward (422): the branch cannot be rewound. */
   updateBranch(branch: string, sha: string, signal?: AbortSignal): Promise<GithubAnswer> {
     return this.call('PATCH', `/git/refs/heads/${refPath(branch)}`, { sha, force: false }, signal)
+  }
+
+  /** `interlock check`: who the token is (https://docs.github.com/en/rest/users/users#get-the-authenticated-user). */
+  getUser(signal?: AbortSignal): Promise<GithubAnswer> {
+    return this.http.send('GET', `${this.base}/user`, {}, undefined, signal)
+  }
+
+  /** `interlock check`: the repository and the token's `permissions` on it (https://docs.github.com/en/rest/repos/repos#get-a-repository). */
+  getRepo(signal?: AbortSignal): Promise<GithubAnswer> {
+    return this.http.send('GET', this.root, {}, undefined, signal)
   }
 
   where(method: string): string {

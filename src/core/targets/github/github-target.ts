@@ -15,12 +15,13 @@ import type { JsonObject } from '../../canonical-json.js'
 import type { Effect, Premises, Receipt } from '../../effect.js'
 import { ConfigError, DispatchFault, InputError, isInterlockError } from '../../errors.js'
 import type { HttpClientOptions } from '../http/client.js'
-import type { ApplyContext, Compensation, EffectTarget } from '../target.js'
+import type { ApplyContext, Compensation, EffectTarget, ProbeResult } from '../target.js'
 import { MERGE_METHODS, parseGithubAction, type GithubAction, type MergeMethod } from './actions.js'
 import { GithubApi } from './api.js'
 import { applyMerge, findMerge } from './merge.js'
 import { captureMerge, captureRevert, readPull, validateMerge, validateRevert } from './premises.js'
 import { applyRevert, findRevert } from './revert.js'
+import { probeGithub } from './probe.js'
 
 export interface GithubTargetSettings {
   /** A token allowed to merge pull requests and write contents (fine-grained: "Pull requests" and "Contents": write). */
@@ -57,6 +58,14 @@ export class GithubTarget implements EffectTarget {
     this.mergeMethod = s.mergeMethod
     this.now = options.now ?? Date.now
     this.api = new GithubApi(name, s, options)
+    this.repository = { owner: s.owner, repo: s.repo }
+  }
+
+  private readonly repository: { owner: string; repo: string }
+
+  /** `interlock check`: GET /user and GET /repos/{owner}/{repo}, read-only (probe.ts). */
+  probe(signal?: AbortSignal): Promise<ProbeResult> {
+    return probeGithub(this.api, this.repository.owner, this.repository.repo, signal)
   }
 
   validateArgs(action: string, args: JsonObject): void {

@@ -15,10 +15,11 @@ import { canonicalJson, type JsonObject } from '../../canonical-json.js'
 import type { HttpTargetConfig } from '../../config/types.js'
 import type { Effect, Premises, Receipt } from '../../effect.js'
 import { ConfigError, DispatchFault } from '../../errors.js'
-import type { ApplyContext, EffectTarget } from '../target.js'
+import type { ApplyContext, EffectTarget, ProbeResult } from '../target.js'
 import { HttpClient, type HttpAnswer, type HttpClientOptions } from './client.js'
 import { faultFromStatus } from './faults.js'
 import { capturePremise, validatePremise } from './http-premises.js'
+import { probeHttp } from './probe.js'
 import { expandUrl, placeholdersOf } from './template.js'
 
 export type HttpTargetSettings = Pick<HttpTargetConfig, 'tier' | 'url'> & Partial<Omit<HttpTargetConfig, 'type' | 'tier' | 'url'>>
@@ -73,6 +74,11 @@ export class HttpTarget implements EffectTarget {
     const fault = faultFromStatus(answer, this.tier, this.where(this.config.method, url), this.http.now())
     if (fault) throw fault
     return { status: answer.status, body: answer.body }
+  }
+
+  /** `interlock check`: GET query_url for an unknown effect, or HEAD the origin; read-only (probe.ts). */
+  probe(signal?: AbortSignal): Promise<ProbeResult> {
+    return probeHttp({ tier: this.tier, url: this.config.url, queryUrl: this.config.queryUrl, send: (...a) => this.send(...a), where: (m, u) => this.where(m, u) }, signal)
   }
 
   async close(): Promise<void> {

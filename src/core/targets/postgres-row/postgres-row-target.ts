@@ -27,13 +27,14 @@ import type { JsonObject } from '../../canonical-json.js'
 import type { Effect, Premises, Receipt } from '../../effect.js'
 import { DispatchFault, InputError, InterlockError, TargetError } from '../../errors.js'
 import { redact } from '../../config/redact.js'
-import type { ApplyContext, Compensation, EffectTarget } from '../target.js'
+import type { ApplyContext, Compensation, EffectTarget, ProbeResult } from '../target.js'
 import { checkArgs, compensationArgs, parseRowAction, type RowAction } from './args.js'
 import { createRowPool, describeTarget, urlSecrets } from './connection.js'
 import { describePgError, faultOf, type Phase } from './faults.js'
 import { insertRow, readPremiseRows, rowExists, runCompensation } from './operations.js'
 import { capturedRows, describeChanges } from './premise-rows.js'
 import { checkReadiness } from './readiness.js'
+import { probePostgresRow } from './probe.js'
 import { compileSettings, type PostgresRowTargetSettings, type RowPlan } from './settings.js'
 
 export interface PostgresRowTargetOptions {
@@ -123,6 +124,11 @@ export class PostgresRowTarget implements EffectTarget {
     const pool = await this.readyToRead('cannot ask whether the effect happened')
     const found = await this.withClient(pool, (client) => rowExists(client, this.plan, effect.id), 'cannot ask whether the effect happened')
     return found ? { table: this.plan.table, effect_id: effect.id, found: true } : null
+  }
+
+  /** `interlock check`: the first-use check in a rolled-back READ ONLY transaction, on a pool of its own (probe.ts). */
+  probe(): Promise<ProbeResult> {
+    return probePostgresRow(this.name, this.url, this.where, this.plan, this.secrets)
   }
 
   async close(): Promise<void> {

@@ -60,6 +60,8 @@ export async function checkReadiness(client: pg.ClientBase, where: string, plan:
       where,
       `table ${plan.table} has no unique constraint on ${plan.effectIdColumn} alone; INSERT ... ON CONFLICT (${plan.effectIdColumn}) needs one to make a repeated apply insert nothing`,
       `Add one: ALTER TABLE ${plan.quotedTable} ADD UNIQUE ("${plan.effectIdColumn}"); (not deferrable, not partial)`,
+      // `interlock check` reports this one as the tier the target cannot honour, not as an unreachable table.
+      { check: UNIQUE_EFFECT_ID },
     )
   }
   if (!table.can_insert || !table.can_select) {
@@ -101,6 +103,9 @@ function writes(node: unknown): boolean {
   return Object.values(n).some((v) => typeof v === 'object' && writes(v))
 }
 
-function problem(where: string, message: string, hint?: string): TargetError {
-  return new TargetError(`${where}: ${message}`, { hint })
+/** The context `check` of the failure "no unique constraint on the effect id column". */
+export const UNIQUE_EFFECT_ID = 'effect-id-unique'
+
+function problem(where: string, message: string, hint?: string, context?: Record<string, unknown>): TargetError {
+  return new TargetError(`${where}: ${message}`, { hint, context })
 }

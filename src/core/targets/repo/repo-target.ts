@@ -17,7 +17,7 @@ import { realpath } from 'node:fs/promises'
 import type { JsonObject } from '../../canonical-json.js'
 import type { Effect, Premises, Receipt } from '../../effect.js'
 import { DispatchFault, InputError, isInterlockError, TargetError } from '../../errors.js'
-import type { ApplyContext, EffectTarget } from '../target.js'
+import type { ApplyContext, EffectTarget, ProbeResult } from '../target.js'
 import { commitMessage, parseRepoAction, TRAILER_KEY, type RepoAction } from './actions.js'
 import { prepareChange, type PreparedChange } from './changes.js'
 import { firstLine, Git, GitCommandError, parseAuthor, type GitOptions } from './git.js'
@@ -205,6 +205,24 @@ export class RepoTarget implements EffectTarget {
   }
 
   /** Resolves the repository once: its real top-level path and git directories (for lock checks). */
+  /**
+   * `interlock check`: the folder is the top of a git working tree and the
+   * branch exists. Read-only: rev-parse only (no fetch, no lock taken).
+   */
+  async probe(): Promise<ProbeResult> {
+    try {
+      const { root } = await this.open()
+      const head = await this.git.tryRun(['rev-parse', '--verify', '--quiet', `${this.ref}^{commit}`])
+      if (!head) {
+        return { ok: false, detail: `target ${this.name}: ${root} has no branch ${this.branch}`, fix: `Create it (git -C ${root} branch ${this.branch}) or fix branch in the target config.` }
+      }
+      return { ok: true, detail: `${root}: branch ${this.branch} at ${head.trim().slice(0, 12)}` }
+    } catch (e) {
+      if (e instanceof TargetError) return { ok: false, detail: e.message, fix: e.hint ?? 'Fix path in the target config.' }
+      throw e
+    }
+  }
+
   private open(): Promise<Ready> {
     this.ready ??= (async () => {
       const root = await realpath(this.git.cwd).catch(() => {

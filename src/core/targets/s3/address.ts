@@ -33,6 +33,12 @@ export function objectUrl(loc: S3Location, key: string, query: Record<string, st
   return `${base.protocol}//${loc.bucket}.${base.host}/${encodeKey(key)}${search}`
 }
 
+/** The bucket itself, for HeadBucket: `HEAD /<bucket>` path-style, `HEAD /` on the bucket's host otherwise. */
+export function bucketUrl(loc: S3Location): string {
+  const base = new URL(loc.endpoint ?? `https://s3.${loc.region}.amazonaws.com`)
+  return loc.pathStyle ? `${base.origin}/${loc.bucket}` : `${base.protocol}//${loc.bucket}.${base.host}/`
+}
+
 export function encodeKey(key: string): string {
   return key
     .split('/')

@@ -13,7 +13,7 @@
  */
 import { AwsV4Signer } from 'aws4fetch'
 import { sha256Hex } from '../../hash.js'
-import { objectUrl, type S3Location } from './address.js'
+import { bucketUrl, objectUrl, type S3Location } from './address.js'
 import { Transport, type HttpResponse, type TransportOptions, type TransportSettings } from './transport.js'
 
 export interface S3Credentials {
@@ -72,6 +72,11 @@ export class S3Client {
     return this.call('DELETE', key, { signal })
   }
 
+  /** HeadBucket, for `interlock check` (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html). */
+  headBucket(signal?: AbortSignal): Promise<HttpResponse> {
+    return this.signed('HEAD', bucketUrl(this.location), { signal })
+  }
+
   where(method: string): string {
     return this.transport.where(method, objectUrl(this.location, 'x'))
   }
@@ -80,8 +85,11 @@ export class S3Client {
     return this.transport.close()
   }
 
-  private async call(method: string, key: string, c: Call = {}): Promise<HttpResponse> {
-    const url = objectUrl(this.location, key, c.query)
+  private call(method: string, key: string, c: Call = {}): Promise<HttpResponse> {
+    return this.signed(method, objectUrl(this.location, key, c.query), c)
+  }
+
+  private async signed(method: string, url: string, c: Call = {}): Promise<HttpResponse> {
     const signer = new AwsV4Signer({
       method,
       url,

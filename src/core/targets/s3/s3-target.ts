@@ -15,10 +15,11 @@
 import type { JsonObject } from '../../canonical-json.js'
 import type { Effect, Premises, Receipt } from '../../effect.js'
 import { ConfigError, DispatchFault, InputError, isInterlockError } from '../../errors.js'
-import type { ApplyContext, Compensation, EffectTarget } from '../target.js'
+import type { ApplyContext, Compensation, EffectTarget, ProbeResult } from '../target.js'
 import { parseS3Action, type S3Action } from './actions.js'
 import { locationProblems } from './address.js'
 import { S3Client, type S3ClientOptions } from './client.js'
+import { probeS3 } from './probe.js'
 import { captureObject, describe, KEEP_PREVIOUS_LIMIT, validateObject } from './premises.js'
 import { applyDelete, applyPut, applyRestore, findWrite } from './writes.js'
 
@@ -120,6 +121,11 @@ export class S3Target implements EffectTarget {
     throw new InputError(`target ${this.name}: effect ${effect.id} recorded nothing about ${where} before it (no premises), so there is nothing to restore`, {
       hint: 'Capture the premises (gate.capture) before a write that may need undoing.',
     })
+  }
+
+  /** `interlock check`: HeadBucket, read-only (probe.ts). */
+  probe(signal?: AbortSignal): Promise<ProbeResult> {
+    return probeS3(this.client, signal)
   }
 
   async close(): Promise<void> {

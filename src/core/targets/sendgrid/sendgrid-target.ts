@@ -19,7 +19,8 @@ import { DispatchFault, InputError } from '../../errors.js'
 import type { HttpAnswer, HttpClientOptions } from '../http/client.js'
 import { faultFromStatus } from '../http/faults.js'
 import { bearerService, type ServiceClient, type ServiceSettings } from '../http/service.js'
-import type { ApplyContext, EffectTarget } from '../target.js'
+import { probeSendgrid } from './probe.js'
+import type { ApplyContext, EffectTarget, ProbeResult } from '../target.js'
 import { mailBody, parseMail, recipients } from './mail-args.js'
 import { captureSuppressions, checkSuppressions } from './suppressions.js'
 
@@ -75,6 +76,11 @@ export class SendgridMailTarget implements EffectTarget {
     const fault = this.faultOf(answer, this.api.http.where('POST', url))
     if (fault) throw fault
     return { status: answer.status, message_id: answer.headers['x-message-id'] ?? null, recipients: recipients(mail).length }
+  }
+
+  /** `interlock check`: GET /v3/scopes, read-only (probe.ts). */
+  probe(signal?: AbortSignal): Promise<ProbeResult> {
+    return probeSendgrid(this.api, signal)
   }
 
   async close(): Promise<void> {

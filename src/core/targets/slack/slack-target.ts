@@ -13,10 +13,11 @@ import type { Effect, Premises, Receipt } from '../../effect.js'
 import { DispatchFault, InputError } from '../../errors.js'
 import type { HttpClientOptions } from '../http/client.js'
 import { bearerService, type ServiceClient, type ServiceSettings } from '../http/service.js'
-import type { ApplyContext, Compensation, EffectTarget } from '../target.js'
+import type { ApplyContext, Compensation, EffectTarget, ProbeResult } from '../target.js'
 import { slackAnswer } from './answers.js'
 import { captureChannel, checkChannel } from './channel-premises.js'
 import { DELETE_ACTION, parseSlack, postBody, type SlackCall } from './message-args.js'
+import { probeSlack } from './probe.js'
 
 export const SLACK_API = 'https://slack.com'
 
@@ -87,6 +88,11 @@ export class SlackMessageTarget implements EffectTarget {
       throw new InputError(`effect ${effect.id} has no channel and ts in its receipt: there is no message to delete`)
     }
     return { action: DELETE_ACTION, args: { channel, ts } }
+  }
+
+  /** `interlock check`: auth.test, read-only (probe.ts). */
+  probe(signal?: AbortSignal): Promise<ProbeResult> {
+    return probeSlack(this.api, signal)
   }
 
   async close(): Promise<void> {

@@ -26,11 +26,12 @@ import { serviceMessage } from '../http/body.js'
 import type { HttpAnswer, HttpClientOptions } from '../http/client.js'
 import { faultFromStatus } from '../http/faults.js'
 import { bearerService, type ServiceClient, type ServiceSettings } from '../http/service.js'
-import type { ApplyContext, EffectTarget } from '../target.js'
+import type { ApplyContext, EffectTarget, ProbeResult } from '../target.js'
 import { chargeOf, chargePremises, checkCharge, type Charge } from './charge-premises.js'
 import { fromMinorUnits } from './money.js'
 import { parseRefund, refundForm, type Refund } from './refund-args.js'
 import { findRefund } from './refund-lookup.js'
+import { probeStripe } from './probe.js'
 
 export const STRIPE_API = 'https://api.stripe.com'
 
@@ -109,6 +110,11 @@ export class StripeRefundTarget implements EffectTarget {
     const receipt = receiptOf(body, refund)
     if (answer.headers['idempotent-replayed'] === 'true') receipt.replayed = true
     return receipt
+  }
+
+  /** `interlock check`: GET /v1/balance, read-only (probe.ts). */
+  probe(signal?: AbortSignal): Promise<ProbeResult> {
+    return probeStripe(this.api, signal)
   }
 
   async close(): Promise<void> {
