@@ -22,7 +22,7 @@ export async function advance(ctx: GateContext, start: EffectSnapshot, opts: Adv
       case 'PROPOSED': {
         const hold = ctx.policy.evaluate(snap.effect, snap.tier)
         const t = hold
-          ? await transition(ctx, snap, 'HELD', { rule: hold.rule })
+          ? await transition(ctx, snap, 'HELD', hold.reason === undefined ? { rule: hold.rule } : { rule: hold.rule, reason: hold.reason })
           : await transition(ctx, snap, 'AUTHORIZED', {})
         if (!t.moved) return outcomeOf(t.current)
         snap = t.snap

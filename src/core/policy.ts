@@ -8,6 +8,8 @@ import type { Effect, Tier } from './effect.js'
 export interface Hold {
   /** Name of the rule that held the effect, recorded in the journal. */
   rule: string
+  /** Why, in words (e.g. "args.amount 900.00 USD is above 500.00"), recorded beside the rule. */
+  reason?: string
 }
 
 export interface Policy {

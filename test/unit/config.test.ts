@@ -72,7 +72,7 @@ describe('the JSON Schema', () => {
 
 describe('validation names the key path of every problem', () => {
   it('unknown key at the top level', () => {
-    expect(problemsOf('policy = 1\n')).toEqual(['policy: unknown key'])
+    expect(problemsOf('polcy = 1\n')).toEqual(['polcy: unknown key (did you mean "policy"?)'])
   })
 
   it('unknown key nested, with a suggestion', () => {
@@ -198,6 +198,8 @@ describe('defaults and paths', () => {
           connectTimeoutMs: 3_000,
         },
       },
+      operators: [],
+      policy: { rules: [] },
       secrets: [],
     })
   })

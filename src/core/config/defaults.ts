@@ -23,6 +23,8 @@ export const DEFAULTS = {
   s3PathStyle: false,
   effectIdColumn: 'effect_id',
   statementTimeoutMs: 5_000,
+  policyQuorum: 1,
+  releaseTtl: '1h',
 } as const
 
 /** The embedded default used when no interlock.toml exists: SQLite in `dir`, no targets. */
@@ -31,6 +33,8 @@ export function defaultConfig(dir: string): InterlockConfig {
     store: { kind: 'sqlite', path: resolve(dir, DEFAULTS.sqlitePath) },
     gate: { maxAttempts: DEFAULTS.maxAttempts, backoffMs: DEFAULTS.backoffMs },
     targets: {},
+    operators: [],
+    policy: { rules: [] },
     secrets: [],
   }
 }

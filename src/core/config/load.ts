@@ -18,6 +18,7 @@ import { ConfigError } from '../errors.js'
 import { defaultConfig } from './defaults.js'
 import { expandEnv } from './expand-env.js'
 import { normalizeGate, normalizeStore, normalizeTarget } from './normalize.js'
+import { normalizeOperators, normalizePolicy } from './policy.js'
 import type { InterlockConfig, TargetConfig } from './types.js'
 import { validateConfigDocument } from './validate.js'
 
@@ -81,11 +82,22 @@ export function parseConfig(
   for (const [name, target] of Object.entries((raw.targets ?? {}) as Record<string, Record<string, unknown>>)) {
     targets[name] = normalizeTarget(target, dir)
   }
+  const { operators, problems: operatorProblems } = normalizeOperators(raw.operators)
+  const { policy, problems: policyProblems } = normalizePolicy(raw.policy, operators.length)
+  const crossProblems = [...operatorProblems, ...policyProblems]
+  if (crossProblems.length > 0) {
+    throw new ConfigError(`${shown} is invalid: ${plural(crossProblems.length, 'problem')}`, crossProblems, {
+      hint: HINT_FIX,
+      context: { file },
+    })
+  }
   return {
     file,
     store: normalizeStore(raw.store, dir),
     gate: normalizeGate(raw.gate),
     targets,
+    operators,
+    policy,
     secrets: expanded.secrets,
   }
 }

@@ -19,6 +19,7 @@
  */
 
 import { githubTarget, s3Target } from './schema-github-s3.js'
+import { operators, policy } from './schema-policy.js'
 import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
 
 const DURATION_MAX_MS = 600_000
@@ -282,6 +283,8 @@ export const configSchema = {
       },
       additionalProperties: target,
     },
+    operators: operators,
+    policy: policy,
   },
 } as const
 

@@ -162,6 +162,46 @@ export interface InterlockConfig {
   store: StoreConfig
   gate: GateConfig
   targets: Record<string, TargetConfig>
+  /** [[operators]]: who may release, deny and resolve (empty: nobody). */
+  operators: OperatorConfig[]
+  /** [policy]: which effects wait for operators (no rules: none). */
+  policy: PolicyConfig
   /** Resolved values of `${ENV}` references: never printed, never journaled. */
   secrets: string[]
+}
+
+/** An operator trusted to sign releases, denials and resolutions. */
+export interface OperatorConfig {
+  name: string
+  /** `ed25519:<base64url>`. */
+  publicKey: string
+}
+
+/** One comparison on an effect argument, as exact decimals (strings, never floats). */
+export interface PolicyCondition {
+  /** Args key, or a dotted path into nested args. */
+  arg: string
+  above?: string
+  atLeast?: string
+  below?: string
+  atMost?: string
+  /** Upper-case currency code the effect's args.currency must have for the condition to apply. */
+  currency?: string
+}
+
+export interface PolicyRuleConfig {
+  name: string
+  target?: string
+  action?: string
+  tier?: Tier
+  /** All must hold (empty: the rule holds every effect it matches). */
+  when: PolicyCondition[]
+  /** Distinct trusted operators needed to release (default 1). */
+  quorum: number
+  /** How long a signed release stays valid (default one hour). */
+  releaseTtlMs: number
+}
+
+export interface PolicyConfig {
+  rules: PolicyRuleConfig[]
 }
