@@ -12,12 +12,14 @@ import { applyDurabilityPragmas, openSqlite, type PragmaConnection } from '../..
 import { openSqliteStore } from '../../src/core/stores/sqlite/open.js'
 import { allRecords } from './fixtures.js'
 import { sqliteHarness } from './sqlite-harness.js'
+import { leaseContract } from './lease.contract.js'
 import { storeContract } from './store.contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'interlock-sqlite-test-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 storeContract('SQLite', sqliteHarness)
+leaseContract('SQLite', sqliteHarness)
 
 describe('SQLite durability settings', () => {
   it('opens in WAL mode with synchronous=FULL', () => {

@@ -9,7 +9,7 @@ import type { Effect, EffectSnapshot } from '../effect.js'
 import { InputError } from '../errors.js'
 import { assertTransition } from '../lifecycle.js'
 import { recordHash } from './record-hash.js'
-import { GENESIS_HASH, type AppendRequest, type AppendResult, type JournalRecord } from './store.js'
+import { GENESIS_HASH, type AppendRequest, type AppendResult, type JournalRecord, type Lease } from './store.js'
 
 export interface ChainHead {
   seq: number
@@ -66,12 +66,14 @@ export function proposedJournal(r: AppendRequest): string | undefined {
  * @param current effects as read inside the transaction (only those in `heads`' journals count)
  * @param heads   heads of the journals locked for this transaction
  * @param at      the transaction's timestamp, from the store's clock
+ * @param leases  current leases of the effects, read (and locked) in the same transaction
  */
 export function planAppend(
   requests: readonly AppendRequest[],
   current: ReadonlyMap<string, EffectSnapshot>,
   heads: ReadonlyMap<string, ChainHead>,
   at: string,
+  leases?: ReadonlyMap<string, Lease>,
 ): AppendPlan {
   const working = new Map<string, EffectSnapshot>()
   const previousSeq = new Map<string, number | null>()
@@ -93,7 +95,8 @@ export function planAppend(
     const snap = lookup(req.effectId)
     const state = snap ? snap.state : null
     // Compare-and-set: the writer's belief must be the truth; a proposal must find nothing.
-    if (state !== req.from) {
+    // Fencing: a relay's write counts only while the lease it names is the effect's lease now.
+    if (state !== req.from || (req.lease && !sameLease(req.lease, leases?.get(req.effectId)))) {
       results.push({ ok: false, current: snap ? structuredClone(snap) : null })
       continue
     }
@@ -129,6 +132,10 @@ export function planAppend(
     detailText: detailTexts.get(id)!,
   }))
   return { results, records, effects, heads: newHeads }
+}
+
+function sameLease(a: Lease, b: Lease | undefined): boolean {
+  return b !== undefined && a.relay === b.relay && a.token === b.token
 }
 
 /** The effect as journaled: exactly its fields, `key` only when present. */

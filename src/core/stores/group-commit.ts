@@ -19,7 +19,19 @@
  */
 import { StoreError } from '../errors.js'
 import { validateAppendRequests } from './append-plan.js'
-import type { AppendRequest, AppendResult, InFlightScan, JournalRecord, ListFilter, Store } from './store.js'
+import type { JsonObject } from '../canonical-json.js'
+import type {
+  AppendRequest,
+  AppendResult,
+  ClaimedEffect,
+  ClaimRequest,
+  InFlightScan,
+  JournalRecord,
+  LeaseRef,
+  ListFilter,
+  RelayHeartbeat,
+  Store,
+} from './store.js'
 import type { EffectSnapshot } from '../effect.js'
 
 export interface GroupCommitOptions {
@@ -55,7 +67,10 @@ class GroupCommitStore implements Store {
     this.kind = inner.kind
     this.maxBatch = Math.max(1, options.maxBatch ?? 1000)
     this.schedule = options.schedule ?? ((flush) => setImmediate(flush))
+    if (inner.subscribe) this.subscribe = (event, listener) => inner.subscribe!(event, listener)
   }
+
+  subscribe?: Store['subscribe']
 
   async append(requests: AppendRequest[]): Promise<AppendResult[]> {
     if (this.closed) throw new StoreError('the store is closed')
@@ -124,6 +139,26 @@ class GroupCommitStore implements Store {
 
   records(): AsyncIterable<JournalRecord> {
     return this.inner.records()
+  }
+
+  claim(request: ClaimRequest): Promise<ClaimedEffect[]> {
+    return this.inner.claim(request)
+  }
+
+  renewLease(relay: string, leases: readonly LeaseRef[], leaseMs: number): Promise<string[]> {
+    return this.inner.renewLease(relay, leases, leaseMs)
+  }
+
+  releaseLease(relay: string, leases: readonly LeaseRef[]): Promise<void> {
+    return this.inner.releaseLease(relay, leases)
+  }
+
+  heartbeat(relay: string, info: JsonObject): Promise<void> {
+    return this.inner.heartbeat(relay, info)
+  }
+
+  relays(): Promise<RelayHeartbeat[]> {
+    return this.inner.relays()
   }
 
   /** Lets queued appends finish, then closes the store beneath. */

@@ -1,6 +1,6 @@
 /**
  * The numbered SQL migrations shipped in the package's `schemas/<kind>/`
- * folder (`0001_init.sql`, `0002_...`), and the one judgement both the
+ * folder (`0001_init.sql`, `0002_...`, applied in number order), and the one judgement both the
  * installer and openStore make about a database: which migrations it has,
  * which it lacks, and whether it is one this binary may touch at all.
  *
@@ -60,8 +60,11 @@ export function loadMigrations(kind: StoreKind): Migration[] {
         return { version: Number(m[1]), name: m[2]!, checksum: sha256Hex(sql), sql }
       })
       .sort((a, b) => a.version - b.version)
+    // Numbers only need to be unique and increasing: features developed side by side
+    // reserve their numbers, and one may ship before another (a gap is not an error).
     migrations.forEach((m, i) => {
-      if (m.version !== i + 1) throw new StoreError(`the ${kind} migrations are not numbered 1, 2, 3...: found ${m.version} at position ${i + 1}`)
+      const before = i === 0 ? 0 : migrations![i - 1]!.version
+      if (m.version <= before) throw new StoreError(`the ${kind} migrations have two files numbered ${m.version}`)
     })
     cache.set(kind, migrations)
   }

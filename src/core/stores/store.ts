@@ -41,7 +41,61 @@ export interface AppendRequest {
   /** Required when `from` is null: the effect being proposed and its target's tier. */
   effect?: Effect
   tier?: Tier
+  /**
+   * A relay's fencing: the write happens only if the effect's lease is still
+   * exactly this one (same relay, same token), checked inside the append's
+   * transaction. A relay that lost its lease gets `{ ok: false }`.
+   */
+  lease?: Lease
 }
+
+/** A relay's hold on one effect: who, and the fencing token of that claim. */
+export interface Lease {
+  relay: string
+  /** Drawn from one counter per store: every claim gets a number no earlier claim had. */
+  token: number
+}
+
+export interface ClaimRequest {
+  relay: string
+  /** Most effects to take. */
+  limit: number
+  /** How long the lease lasts unless renewed. */
+  leaseMs: number
+  /** Only effects of these targets (the ones this relay can dispatch). */
+  targets?: readonly string[]
+  /**
+   * States to take, default READY_STATES. A DISPATCHED effect is only taken
+   * when no lease on it is live (its relay died or stalled); PROPOSED and
+   * AUTHORIZED likewise.
+   */
+  states?: readonly State[]
+}
+
+export interface ClaimedEffect {
+  snapshot: EffectSnapshot
+  lease: Lease
+  /** ISO-8601 expiry, in the store's time. */
+  expiresAt: string
+}
+
+export interface LeaseRef {
+  effectId: string
+  token: number
+}
+
+export interface RelayHeartbeat {
+  relay: string
+  info: JsonObject
+  startedAt: string
+  lastSeen: string
+}
+
+/** States a relay works on without an operator. */
+export const READY_STATES: readonly State[] = ['PROPOSED', 'AUTHORIZED', 'DISPATCHED']
+
+/** What a store can tell listeners (PostgreSQL LISTEN/NOTIFY; SQLite has none: callers poll). */
+export type StoreEvent = 'ready' | 'settled'
 
 export type AppendResult =
   | { ok: true; record: JournalRecord }
@@ -106,6 +160,33 @@ export interface Store {
    * export. Not verified here: the caller verifies (ChainVerifier) and reports.
    */
   records(): AsyncIterable<JournalRecord>
+
+  /**
+   * Takes up to `limit` ready effects whose lease is free or expired, oldest
+   * first, giving each a new lease (new token). Two concurrent claims never
+   * take the same effect (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: BEGIN
+   * IMMEDIATE).
+   */
+  claim(request: ClaimRequest): Promise<ClaimedEffect[]>
+
+  /** Extends the leases `relay` still holds; returns the effect ids whose lease it still holds. */
+  renewLease(relay: string, leases: readonly LeaseRef[], leaseMs: number): Promise<string[]>
+
+  /** Gives leases up (a draining relay's unstarted work), so others may claim at once. */
+  releaseLease(relay: string, leases: readonly LeaseRef[]): Promise<void>
+
+  /** Records that `relay` is alive, with what it wants `outbox status` to show. */
+  heartbeat(relay: string, info: JsonObject): Promise<void>
+
+  /** Every relay that ever sent a heartbeat, most recently seen first. */
+  relays(): Promise<RelayHeartbeat[]>
+
+  /**
+   * Calls `listener` when effects become ready or settle somewhere (any
+   * process). Undefined when the store cannot notify: callers poll.
+   * Resolves to an unsubscribe function once listening.
+   */
+  subscribe?(event: StoreEvent, listener: () => void): Promise<() => Promise<void>>
 
   close(): Promise<void>
 }

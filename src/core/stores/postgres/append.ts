@@ -8,13 +8,20 @@ import type pg from 'pg'
 import type { EffectSnapshot } from '../../effect.js'
 import { StoreError } from '../../errors.js'
 import { planAppend, proposedJournal, type ChainHead } from '../append-plan.js'
-import { GENESIS_HASH, type AppendRequest, type AppendResult } from '../store.js'
+import { GENESIS_HASH, type AppendRequest, type AppendResult, type Lease } from '../store.js'
+import { notifyChannels } from './notify.js'
 import { canonicalJson } from '../../canonical-json.js'
 import { effectJson } from '../append-plan.js'
 import { toSnapshot, type EffectRow } from './rows.js'
 import type { PgStatements } from './statements.js'
 
-export async function appendBatch(client: pg.ClientBase, sql: PgStatements, requests: AppendRequest[], at: string): Promise<AppendResult[]> {
+export async function appendBatch(
+  client: pg.ClientBase,
+  sql: PgStatements,
+  requests: AppendRequest[],
+  at: string,
+  schema: string,
+): Promise<AppendResult[]> {
   const ids = [...new Set(requests.map((r) => r.effectId))]
 
   // Which journals to lock: a proposal names its own; the rest are looked up
@@ -34,9 +41,13 @@ export async function appendBatch(client: pg.ClientBase, sql: PgStatements, requ
 
   // Read after the locks: READ COMMITTED gives each statement a fresh snapshot.
   const current = new Map<string, EffectSnapshot>()
-  for (const row of (await client.query<EffectRow>(sql.effectsByIds, [ids])).rows) current.set(row.id, toSnapshot(row))
+  const leases = new Map<string, Lease>()
+  for (const row of (await client.query<EffectRow>(sql.effectsByIds, [ids])).rows) {
+    current.set(row.id, toSnapshot(row))
+    if (row.lease_relay && row.lease_token != null) leases.set(row.id, { relay: row.lease_relay, token: Number(row.lease_token) })
+  }
 
-  const plan = planAppend(requests, current, heads, at)
+  const plan = planAppend(requests, current, heads, at, leases)
   if (plan.records.length === 0) return plan.results
 
   const recs = plan.records
@@ -85,5 +96,8 @@ export async function appendBatch(client: pg.ClientBase, sql: PgStatements, requ
 
   const written = [...plan.heads]
   await client.query(sql.updateHeads, [written.map(([j]) => j), written.map(([, h]) => h.seq), written.map(([, h]) => h.hash)])
+  const channels = notifyChannels(recs.map((p) => p.record.state))
+  // Delivered at COMMIT, and only then: a listener never hears of a write that did not happen.
+  if (channels.length > 0) await client.query(sql.notify, [schema, channels])
   return plan.results
 }

@@ -13,6 +13,9 @@ export interface EffectRow {
   detail: EffectSnapshot['detail']
   created_at: Date
   updated_at: Date
+  /** Present where the query selects them (appends: the fencing check). */
+  lease_relay?: string | null
+  lease_token?: string | null
 }
 
 /** journal, seq, effect_id, state, at, data (text), prev_hash, hash: fetched with rowMode 'array'. */

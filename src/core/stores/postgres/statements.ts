@@ -27,7 +27,10 @@ export function statements(schema: string) {
       SELECT j, 0, $2 FROM unnest($1::text[]) AS j ORDER BY j ON CONFLICT (journal) DO NOTHING`,
     // The serialisation point of a journal: its head row, locked in a fixed order (no deadlocks).
     lockHeads: `SELECT journal, head_seq, head_hash FROM ${journals} WHERE journal = ANY($1::text[]) ORDER BY journal FOR UPDATE`,
-    effectsByIds: `SELECT ${EFFECT_COLUMNS} FROM ${effects} WHERE id = ANY($1::text[])`,
+    // Locked (in id order, as renew and release lock them: no deadlock) so a claim cannot
+    // change an effect's lease between the fencing check and the write (claims skip locked rows).
+    effectsByIds: `SELECT ${EFFECT_COLUMNS}, lease_relay, lease_token FROM ${effects} WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
+    notify: `SELECT pg_notify(c, $1) FROM unnest($2::text[]) AS c`,
     insertRecords: `INSERT INTO ${records} (${RECORD_COLUMNS})
       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])`,
     insertEffects: `INSERT INTO ${effects} (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at)

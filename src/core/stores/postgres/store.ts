@@ -14,7 +14,23 @@ import { StoreError } from '../../errors.js'
 import { validateAppendRequests, type ChainHead } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
 import { InFlightFold } from '../scan-fold.js'
-import { GENESIS_HASH, type AppendRequest, type AppendResult, type InFlightScan, type JournalRecord, type ListFilter, type Store } from '../store.js'
+import {
+  GENESIS_HASH,
+  type AppendRequest,
+  type AppendResult,
+  type ClaimedEffect,
+  type ClaimRequest,
+  type InFlightScan,
+  type JournalRecord,
+  type LeaseRef,
+  type ListFilter,
+  type RelayHeartbeat,
+  type Store,
+  type StoreEvent,
+} from '../store.js'
+import type { JsonObject } from '../../canonical-json.js'
+import { claim, heartbeat, leaseStatements, relays, releaseLease, renewLease, type LeaseStatements } from './leases.js'
+import { NotificationListener } from './notify.js'
 import { appendBatch } from './append.js'
 import { isTransientPgError, pgError } from './errors.js'
 import { toRecord, toSnapshot, type EffectRow, type RecordRow } from './rows.js'
@@ -26,6 +42,8 @@ export interface PostgresStoreOptions {
   pageSize?: number
   /** How the store names its database in messages (no credentials). */
   where?: string
+  /** Connection string for the LISTEN connection; without it the store cannot notify (callers poll). */
+  url?: string
 }
 
 export class PostgresStore implements Store {
@@ -34,17 +52,22 @@ export class PostgresStore implements Store {
   private readonly clock: Clock
   private readonly pageSize: number
   private readonly where: string
+  private readonly leases: LeaseStatements
+  private readonly listener: NotificationListener | null
   private closed = false
 
   constructor(
     private readonly pool: pg.Pool,
-    schema: string,
+    private readonly schema: string,
     options: PostgresStoreOptions = {},
   ) {
     this.sql = statements(schema)
     this.clock = options.clock ?? systemClock
     this.pageSize = options.pageSize ?? 10_000
     this.where = options.where ?? `PostgreSQL schema "${schema}"`
+    this.leases = leaseStatements(schema)
+    this.listener = options.url ? new NotificationListener(options.url, schema) : null
+    if (!this.listener) this.subscribe = undefined
   }
 
   async append(requests: AppendRequest[]): Promise<AppendResult[]> {
@@ -56,7 +79,7 @@ export class PostgresStore implements Store {
     let committing = false
     try {
       await client.query('BEGIN')
-      const results = await appendBatch(client, this.sql, requests, at)
+      const results = await appendBatch(client, this.sql, requests, at, this.schema)
       committing = true
       await client.query('COMMIT')
       client.release()
@@ -160,11 +183,44 @@ export class PostgresStore implements Store {
     }
   }
 
+  claim(request: ClaimRequest): Promise<ClaimedEffect[]> {
+    this.assertOpen()
+    return claim(this.bound, this.leases, request)
+  }
+
+  renewLease(relay: string, leases: readonly LeaseRef[], leaseMs: number): Promise<string[]> {
+    this.assertOpen()
+    return renewLease(this.bound, this.leases, relay, leases, leaseMs)
+  }
+
+  releaseLease(relay: string, leases: readonly LeaseRef[]): Promise<void> {
+    this.assertOpen()
+    return releaseLease(this.bound, this.leases, relay, leases)
+  }
+
+  heartbeat(relay: string, info: JsonObject): Promise<void> {
+    this.assertOpen()
+    return heartbeat(this.bound, this.leases, relay, info)
+  }
+
+  relays(): Promise<RelayHeartbeat[]> {
+    this.assertOpen()
+    return relays(this.bound, this.leases)
+  }
+
+  subscribe?(event: StoreEvent, listener: () => void): Promise<() => Promise<void>> {
+    this.assertOpen()
+    return this.listener!.subscribe(event, listener)
+  }
+
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    await this.listener?.close()
     await this.pool.end()
   }
+
+  private readonly bound = <R extends pg.QueryResultRow>(what: string, text: string, values: unknown[]) => this.query<R>(what, text, values)
 
   private async query<R extends pg.QueryResultRow>(what: string, text: string, values: unknown[], rowMode?: 'array'): Promise<pg.QueryResult<R>> {
     try {

@@ -13,9 +13,14 @@ export interface EffectRow {
   detail: string
   created_at: string
   updated_at: string
+  /** Selected by appends only (the fencing check). */
+  lease_relay?: string | null
+  lease_token?: number | null
 }
 
 export type RecordRow = [journal: string, seq: number, effectId: string, state: string, at: string, data: string, prevHash: string, hash: string]
+/** A journalRecords row: a RecordRow without its journal. */
+export type ScanRow = [seq: number, effectId: string, state: string, at: string, data: string, prevHash: string, hash: string]
 
 export const EFFECT_COLUMNS = 'id, journal, effect, tier, state, last_seq, detail, created_at, updated_at'
 const RECORD_COLUMNS = 'journal, seq, effect_id, state, at, data, prev_hash, hash'
@@ -33,7 +38,7 @@ export type Statements = Record<(typeof NAMES)[number], Statement>
 
 export function prepareStatements(db: SqliteDatabase): Statements {
   return {
-    effectsByIds: db.prepare(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE id IN (SELECT value FROM json_each(?))`),
+    effectsByIds: db.prepare(`SELECT ${EFFECT_COLUMNS}, lease_relay, lease_token FROM effects WHERE id IN (SELECT value FROM json_each(?))`),
     effect: db.prepare(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE id = ?`),
     head: db.prepare(`SELECT head_seq, head_hash FROM journals WHERE journal = ?`),
     insertRecord: db.prepare(`INSERT INTO journal_records (${RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -53,7 +58,10 @@ export function prepareStatements(db: SqliteDatabase): Statements {
        WHERE r.effect_id = ? ORDER BY r.journal, r.seq`,
     ),
     inFlight: db.prepare(`SELECT id, journal, state, last_seq FROM effects WHERE state IN (${UNSETTLED})`),
-    journalRecords: db.prepare(`SELECT ${RECORD_COLUMNS} FROM journal_records WHERE journal = ? ORDER BY seq`).raw(true),
+    // Recovery's hot read: pages of one journal, without the journal column (the caller knows it).
+    journalRecords: db
+      .prepare(`SELECT seq, effect_id, state, at, data, prev_hash, hash FROM journal_records WHERE journal = ? AND seq > ? ORDER BY seq LIMIT ?`)
+      .raw(true),
     recordsPage: db
       .prepare(`SELECT ${RECORD_COLUMNS} FROM journal_records WHERE (journal, seq) > (?, ?) ORDER BY journal, seq LIMIT ?`)
       .raw(true),

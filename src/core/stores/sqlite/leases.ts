@@ -1,0 +1,96 @@
+/**
+ * Relay leases and heartbeats on SQLite (schemas/sqlite/0003_relay.sql): the
+ * outbox on one machine. Each operation is one BEGIN IMMEDIATE transaction,
+ * so claims from several relay processes on one file take turns on the write
+ * lock and never take the same effect twice. Expiries are the store clock's
+ * milliseconds since the epoch (one machine, one clock).
+ */
+import type { JsonObject } from '../../canonical-json.js'
+import type { Clock } from '../../clock.js'
+import { STATES, type State } from '../../lifecycle.js'
+import { READY_STATES, type ClaimedEffect, type ClaimRequest, type LeaseRef, type RelayHeartbeat } from '../store.js'
+import type { SqliteDatabase } from './connection.js'
+import { EFFECT_COLUMNS, type EffectRow } from './statements.js'
+
+export type ToSnapshot = (row: EffectRow) => ClaimedEffect['snapshot']
+
+export class SqliteLeases {
+  private readonly takeTokens
+  private readonly setLease
+  private readonly extend
+  private readonly drop
+  private readonly beat
+  private readonly listRelays
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly clock: Clock,
+    private readonly toSnapshot: ToSnapshot,
+  ) {
+    this.takeTokens = db.prepare(`UPDATE lease_tokens SET last = last + ? WHERE id = 1 RETURNING last`)
+    this.setLease = db.prepare(`UPDATE effects SET lease_relay = ?, lease_token = ?, lease_expires = ? WHERE id = ?`)
+    this.extend = db.prepare(`UPDATE effects SET lease_expires = ? WHERE id = ? AND lease_relay = ? AND lease_token = ?`)
+    this.drop = db.prepare(
+      `UPDATE effects SET lease_relay = NULL, lease_token = NULL, lease_expires = NULL WHERE id = ? AND lease_relay = ? AND lease_token = ?`,
+    )
+    this.beat = db.prepare(
+      `INSERT INTO relays (relay, info, started_at, last_seen) VALUES (?, ?, ?, ?)
+       ON CONFLICT (relay) DO UPDATE SET info = excluded.info, last_seen = excluded.last_seen`,
+    )
+    this.listRelays = db.prepare(`SELECT relay, info, started_at, last_seen FROM relays ORDER BY last_seen DESC, relay`)
+  }
+
+  claim(req: ClaimRequest): ClaimedEffect[] {
+    if (req.limit <= 0 || (req.targets && req.targets.length === 0)) return []
+    const states = (req.states ?? READY_STATES).filter((s: State) => (STATES as readonly string[]).includes(s))
+    const byTarget = req.targets !== undefined
+    const select = this.db.prepare(
+      `SELECT ${EFFECT_COLUMNS} FROM effects
+       WHERE state IN (${states.map((s) => `'${s}'`).join(', ')})${byTarget ? ' AND target IN (SELECT value FROM json_each(?))' : ''}
+         AND (lease_expires IS NULL OR lease_expires <= ?)
+       ORDER BY created_at, id LIMIT ?`,
+    )
+    return this.db.transaction((): ClaimedEffect[] => {
+      const now = this.clock.now().getTime()
+      const params: unknown[] = byTarget ? [JSON.stringify(req.targets), now, req.limit] : [now, req.limit]
+      const rows = select.all(...params) as EffectRow[]
+      if (rows.length === 0) return []
+      const last = (this.takeTokens.get(rows.length) as { last: number }).last
+      const expires = now + req.leaseMs
+      return rows.map((row, i) => {
+        const token = last - rows.length + 1 + i
+        this.setLease.run(req.relay, token, expires, row.id)
+        return { snapshot: this.toSnapshot(row), lease: { relay: req.relay, token }, expiresAt: new Date(expires).toISOString() }
+      })
+    }).immediate()
+  }
+
+  renew(relay: string, leases: readonly LeaseRef[], leaseMs: number): string[] {
+    if (leases.length === 0) return []
+    return this.db.transaction(() => {
+      const expires = this.clock.now().getTime() + leaseMs
+      return leases.filter((l) => this.extend.run(expires, l.effectId, relay, l.token).changes === 1).map((l) => l.effectId)
+    }).immediate()
+  }
+
+  release(relay: string, leases: readonly LeaseRef[]): void {
+    if (leases.length === 0) return
+    this.db.transaction(() => {
+      for (const l of leases) this.drop.run(l.effectId, relay, l.token)
+    }).immediate()
+  }
+
+  heartbeat(relay: string, info: JsonObject): void {
+    const at = this.clock.now().toISOString()
+    this.beat.run(relay, JSON.stringify(info), at, at)
+  }
+
+  relays(): RelayHeartbeat[] {
+    return (this.listRelays.all() as { relay: string; info: string; started_at: string; last_seen: string }[]).map((r) => ({
+      relay: r.relay,
+      info: JSON.parse(r.info) as JsonObject,
+      startedAt: r.started_at,
+      lastSeen: r.last_seen,
+    }))
+  }
+}
