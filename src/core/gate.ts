@@ -9,7 +9,7 @@ import { InputError } from './errors.js'
 import { proposal, targetOf, type GateContext, type RetryOptions } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
 import { allowAll, type Policy } from './policy.js'
-import { recover, type RecoveryReport } from './recovery.js'
+import { recover, type RecoverOptions, type RecoveryReport } from './recovery.js'
 import { crashPoint } from './crash-points.js'
 import type { Store } from './stores/store.js'
 import { assertTarget, type EffectTarget } from './targets/target.js'
@@ -103,9 +103,13 @@ export class Gate {
     return work
   }
 
-  /** Finishes what a crash interrupted (DESIGN.md's recovery table), in one journal read. */
-  recover(): Promise<RecoveryReport> {
-    return recover(this.ctx, (id) => this.running.has(id))
+  /**
+   * Finishes what a crash interrupted (DESIGN.md's recovery table), in one
+   * journal read. Options narrow it for a sweep of a shared store
+   * (reconcile-effects): grace period, limit, concurrency, dry run, filter.
+   */
+  recover(options: RecoverOptions = {}): Promise<RecoveryReport> {
+    return recover(this.ctx, (id) => this.running.has(id), options)
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,2 @@
+export { reconcileEffects, type ReconcileOptions, type ReconcileResult, type ReconcileStatus } from './reconcile.js'
+export { tryReconcileLock, type ReconcileLock } from './lock.js'

@@ -1,0 +1,119 @@
+/**
+ * `interlock reconcile-effects`: a DBA's sweep of a store for effects left in
+ * flight past a grace period, resolved by DESIGN.md's recovery table (the one
+ * in recovery.ts: tier 1 re-applied with the same key, tier 2 queried then
+ * committed or re-applied, tier 3 marked AMBIGUOUS and never re-sent).
+ *
+ * Safe under cron: one run at a time per store (lock.ts); a second run finds
+ * the lock taken and reports `already-running`, which is not a failure.
+ * Safe beside live work: effects younger than the grace period are left to
+ * whoever is working on them, and `skip` (e.g. a relay's live lease) leaves
+ * others alone.
+ *
+ * The outcome is one of four, each with its own exit code, so cron can alert
+ * on each: clean (0), AMBIGUOUS effects wait for an operator (10), some tier 1
+ * or 2 effects could not be finished (1), already running (0).
+ */
+import type { StoreConfig } from '../config/types.js'
+import type { EffectSnapshot } from '../effect.js'
+import { ExitCode } from '../errors.js'
+import { Gate } from '../gate.js'
+import type { RetryOptions } from '../gate-context.js'
+import type { Policy } from '../policy.js'
+import type { RecoveryReport } from '../recovery.js'
+import type { Store } from '../stores/store.js'
+import type { EffectTarget } from '../targets/target.js'
+import { tryReconcileLock } from './lock.js'
+
+export type ReconcileStatus = 'clean' | 'ambiguous' | 'unfinished' | 'already-running'
+
+export interface ReconcileOptions {
+  store: Store
+  /** Which store, for the lock. */
+  storeConfig: StoreConfig
+  targets: Iterable<EffectTarget>
+  policy?: Policy
+  retry?: Partial<RetryOptions>
+  sleep?: (ms: number) => Promise<void>
+  /** Grace period: only effects whose last record is at least this old. */
+  olderThanMs: number
+  /** Effects worked on at once per target. */
+  concurrency: number
+  limit?: number
+  dryRun?: boolean
+  /** True leaves the effect alone (someone live holds it). */
+  skip?: (snap: EffectSnapshot) => boolean | Promise<boolean>
+  onProgress?: (done: number, total: number) => void
+  now?: () => number
+}
+
+export interface ReconcileResult {
+  status: ReconcileStatus
+  exitCode: ExitCode
+  /** One line for people and logs. */
+  message: string
+  /** Where the lock lives. */
+  lock?: string
+  /** Absent when another run holds the lock. */
+  report?: RecoveryReport
+  /** After the run (a dry run: what it would leave): effects waiting for a person. */
+  waiting: { ambiguous: number; held: number }
+  /** Effects handled that are still in flight (errors, tries ran out): not clean. */
+  unfinished: number
+}
+
+export async function reconcileEffects(opts: ReconcileOptions): Promise<ReconcileResult> {
+  const lock = await tryReconcileLock(opts.storeConfig)
+  if (!lock) {
+    return {
+      status: 'already-running',
+      exitCode: ExitCode.OK,
+      message: 'another reconcile-effects is running on this store; nothing done',
+      waiting: { ambiguous: 0, held: 0 },
+      unfinished: 0,
+    }
+  }
+  const gate = new Gate({ store: opts.store, targets: opts.targets, policy: opts.policy, retry: opts.retry, sleep: opts.sleep })
+  try {
+    const skip = opts.skip
+    const report = await gate.recover({
+      olderThanMs: opts.olderThanMs,
+      concurrency: opts.concurrency,
+      limit: opts.limit,
+      dryRun: opts.dryRun,
+      filter: skip ? async (s) => !(await skip(s)) : undefined,
+      onProgress: opts.onProgress,
+      now: opts.now,
+    })
+    const [ambiguous, held] = await Promise.all([
+      opts.store.list({ states: ['AMBIGUOUS'] }),
+      opts.store.list({ states: ['HELD'] }),
+    ])
+    const wouldMark = opts.dryRun ? report.effects.filter((e) => e.plan === 'mark-ambiguous').length : 0
+    const waiting = { ambiguous: ambiguous.length + wouldMark, held: held.length }
+    const unfinished = report.effects.filter((e) => e.action === 'error' || e.outcome?.status === 'in_flight').length
+    return { ...verdict(waiting.ambiguous, unfinished, opts.dryRun ?? false), lock: lock.where, report, waiting, unfinished }
+  } finally {
+    // Targets are the caller's: close only what the gate opened (nothing), then let the lock go.
+    await lock.release()
+  }
+}
+
+function verdict(ambiguous: number, unfinished: number, dryRun: boolean): Pick<ReconcileResult, 'status' | 'exitCode' | 'message'> {
+  const would = dryRun ? 'would be ' : ''
+  if (unfinished > 0) {
+    return {
+      status: 'unfinished',
+      exitCode: ExitCode.FAILURE,
+      message: `${unfinished} effect${unfinished === 1 ? '' : 's'} could not be finished and stay in flight; the next run tries again`,
+    }
+  }
+  if (ambiguous > 0) {
+    return {
+      status: 'ambiguous',
+      exitCode: ExitCode.AMBIGUOUS,
+      message: `${ambiguous} AMBIGUOUS effect${ambiguous === 1 ? '' : 's'} ${would}waiting for an operator to resolve`,
+    }
+  }
+  return { status: 'clean', exitCode: ExitCode.OK, message: dryRun ? 'nothing would be left in flight' : 'nothing left in flight' }
+}
