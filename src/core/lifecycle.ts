@@ -2,6 +2,7 @@
  * The states of an effect and the one table of allowed transitions.
  *
  * PROPOSED ──▶ (HELD ──release──▶) AUTHORIZED ──▶ DISPATCHED ──▶ COMMITTED
+ *                 ↺ a release below quorum
  *     │              │                 │               │
  *     └─▶ REJECTED ◀─┴── premises ─────┘               ├─▶ FAILED     (definite refusal)
  *                                                      ├─▶ REJECTED   (a premise pushed down to the service failed)
@@ -26,7 +27,8 @@ export type State = (typeof STATES)[number]
 
 export const TRANSITIONS: Readonly<Record<State, readonly State[]>> = {
   PROPOSED: ['HELD', 'AUTHORIZED', 'REJECTED'],
-  HELD: ['AUTHORIZED', 'REJECTED'],
+  // HELD → HELD journals one operator's release while the quorum is not yet met (outbox/journal-statements.ts).
+  HELD: ['HELD', 'AUTHORIZED', 'REJECTED'],
   AUTHORIZED: ['DISPATCHED', 'REJECTED'],
   DISPATCHED: ['COMMITTED', 'FAILED', 'REJECTED', 'AMBIGUOUS'],
   // An operator's resolution; re-dispatch of an AMBIGUOUS effect is an explicit operator act.

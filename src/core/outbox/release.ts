@@ -1,0 +1,117 @@
+/**
+ * An operator releases or denies a HELD effect (see journal-statements.ts for
+ * where each signed statement is journaled).
+ *
+ * Release: sign, append HELD → HELD with the signature, then read the
+ * effect's releases back and ask releaseQuorum; when it is met, append
+ * HELD → AUTHORIZED carrying every release that counted. Appends are
+ * serialised by the store, so of two operators releasing at once the later
+ * one always sees both signatures: the quorum is never missed, no signature
+ * is lost, and if both try to authorize, compare-and-set lets one win.
+ */
+import type { JsonObject } from '../canonical-json.js'
+import { effectDigest } from '../crypto/digest.js'
+import { newNonce, signStatement } from '../crypto/sign.js'
+import { signedJson, type DenialStatement, type ReleaseStatement, type Signed } from '../crypto/statements.js'
+import { ConflictError, IntegrityError } from '../errors.js'
+import type { State } from '../lifecycle.js'
+import type { JournalRecord } from '../stores/store.js'
+import { heldRule, releasesOf } from './journal-statements.js'
+import { assertTrusted, effectIn, type OperatorContext } from './operator-context.js'
+import { releaseQuorum } from './release-check.js'
+
+export interface ReleaseResult {
+  effectId: string
+  /** Where the effect stands after this release: HELD (quorum not yet met) or AUTHORIZED. */
+  state: State
+  operator: string
+  release: Signed<ReleaseStatement>
+  quorum: { have: number; need: number; signers: string[] }
+  /** Why earlier releases do not count, or why the quorum is not met yet. */
+  reasons: string[]
+}
+
+export async function releaseEffect(ctx: OperatorContext, effectId: string): Promise<ReleaseResult> {
+  assertTrusted(ctx)
+  const snap = await effectIn(ctx.store, effectId, ['HELD'], 'released')
+  const held = heldRule(await ctx.store.history(effectId))
+  if (!held) throw new IntegrityError(`effect ${effectId} is HELD but its journal names no rule that held it`)
+  const rule = ctx.policy.rule(held.rule)
+  if (!rule) {
+    throw new ConflictError(`effect ${effectId} is held by rule "${held.rule}", which interlock.toml no longer declares`, {
+      hint: 'Restore the rule to release it, or deny it with `interlock outbox release --deny`.',
+      context: { effectId, rule: held.rule },
+    })
+  }
+  const now = ctx.clock.now()
+  const statement: ReleaseStatement = {
+    kind: 'release',
+    effectId,
+    digest: effectDigest(snap.effect),
+    operator: ctx.key.name,
+    rule: rule.name,
+    signedAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + rule.releaseTtlMs).toISOString(),
+    nonce: newNonce(),
+  }
+  const release = signStatement(statement, ctx.key.seed)
+  const data: JsonObject = { rule: held.rule, release: signedJson(release) }
+  if (held.reason !== undefined) data.reason = held.reason
+  const [r] = await ctx.store.append([{ effectId, from: 'HELD', to: 'HELD', data }])
+  if (!r!.ok) throw movedOn(effectId, r!.current?.state)
+
+  const history = await ctx.store.history(effectId)
+  const q = releaseQuorum({ effect: snap.effect, rule: held.rule }, releasesOf(history), ctx.operators, ctx.policy, ctx.clock.now())
+  let state: State = 'HELD'
+  if (q.ok) {
+    const authorized: JsonObject = { rule: held.rule, releases: q.accepted.map(signedJson), signers: q.signers }
+    const [a] = await ctx.store.append([{ effectId, from: 'HELD', to: 'AUTHORIZED', data: authorized }])
+    // Lost the compare-and-set: another operator's release authorized it first, with the same quorum.
+    state = a!.ok ? 'AUTHORIZED' : (a!.current?.state ?? 'HELD')
+  }
+  return {
+    effectId,
+    state,
+    operator: ctx.key.name,
+    release,
+    quorum: { have: q.signers.length, need: q.needed, signers: q.signers },
+    reasons: q.ok ? q.reasons.filter((x) => !x.startsWith('below quorum')) : q.reasons,
+  }
+}
+
+export interface DenyResult {
+  effectId: string
+  state: 'REJECTED'
+  operator: string
+  denial: Signed<DenialStatement>
+  record: JournalRecord
+}
+
+/** One operator's signed refusal rejects a HELD effect. */
+export async function denyEffect(ctx: OperatorContext, effectId: string, reason: string): Promise<DenyResult> {
+  assertTrusted(ctx)
+  const snap = await effectIn(ctx.store, effectId, ['HELD'], 'denied')
+  const held = heldRule(await ctx.store.history(effectId))
+  const statement: DenialStatement = {
+    kind: 'denial',
+    effectId,
+    digest: effectDigest(snap.effect),
+    operator: ctx.key.name,
+    reason,
+    signedAt: ctx.clock.now().toISOString(),
+    nonce: newNonce(),
+  }
+  const denial = signStatement(statement, ctx.key.seed)
+  const data: JsonObject = { violations: [`denied by operator ${ctx.key.name}: ${reason}`], denial: signedJson(denial) }
+  if (held) data.rule = held.rule
+  const [r] = await ctx.store.append([{ effectId, from: 'HELD', to: 'REJECTED', data }])
+  if (!r!.ok) throw movedOn(effectId, r!.current?.state)
+  return { effectId, state: 'REJECTED', operator: ctx.key.name, denial, record: r!.record }
+}
+
+function movedOn(effectId: string, state: State | undefined): ConflictError {
+  return new ConflictError(`effect ${effectId} moved on while being signed: it is now ${state ?? 'gone'}`, {
+    hint: `See what happened with \`interlock outbox show ${effectId}\`.`,
+    context: { effectId, state },
+  })
+}
