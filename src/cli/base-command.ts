@@ -14,6 +14,7 @@ import { Command, Errors, Flags, type Interfaces } from '@oclif/core'
 import { CONFIG_ENV_VAR, loadConfig } from '../core/config/load.js'
 import { redact, redactValue } from '../core/config/redact.js'
 import type { InterlockConfig } from '../core/config/types.js'
+import { InterlockError } from '../core/errors.js'
 import { describeFailure, failureEnvelope, formatFailure } from './error-output.js'
 import { type Cell, renderTable } from './table.js'
 
@@ -110,7 +111,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
     const failure = describeFailure(error, this.id)
     const secrets = this.secrets()
-    if (this.jsonEnabled()) {
+    // A command that already printed its whole result (check's report) fails with the exit code alone.
+    const reported = error instanceof InterlockError && (error as { reported?: unknown }).reported === true
+    if (reported) {
+      // nothing more to print
+    } else if (this.jsonEnabled()) {
       this.logJson(redactValue(failureEnvelope(failure), secrets))
     } else {
       const debug = process.env.INTERLOCK_DEBUG === '1'

@@ -114,6 +114,18 @@ export class ConflictError extends InterlockError {
   }
 }
 
+/**
+ * `interlock check` found failures. The command printed its whole report
+ * (table or --json) already, so `reported` tells the CLI to give the exit
+ * code and print nothing more: the report is the error message.
+ */
+export class CheckFailedError extends InterlockError {
+  readonly reported = true
+  constructor(failures: number, options: InterlockErrorOptions = {}) {
+    super('E_CHECK_FAILED', ExitCode.FAILURE, `${failures} check${failures === 1 ? '' : 's'} failed`, options)
+  }
+}
+
 export class NotFoundError extends InterlockError {
   constructor(message: string, options: InterlockErrorOptions = {}) {
     super('E_NOT_FOUND', ExitCode.NOT_FOUND, message, options)

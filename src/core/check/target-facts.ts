@@ -1,0 +1,73 @@
+/**
+ * What each target type needs and guarantees, for the targets family:
+ * which config keys hold its credentials, and what its tier rests on when a
+ * probe cannot tell more (DESIGN.md, "Effect targets and tiers").
+ */
+import type { TargetConfig } from '../config/types.js'
+import type { CheckStatus } from './types.js'
+
+/** Config keys holding a credential, by type (TOML names). */
+export function credentialKeys(t: TargetConfig): string[] {
+  switch (t.type) {
+    case 'stripe':
+    case 'sendgrid':
+      return ['api_key']
+    case 'slack':
+    case 'github':
+      return ['token']
+    case 's3':
+      return t.sessionToken ? ['access_key_id', 'secret_access_key', 'session_token'] : ['access_key_id', 'secret_access_key']
+    case 'postgres_row':
+      return ['url']
+    case 'http':
+      return Object.keys(t.headers).map((h) => `headers.${h}`)
+    case 'repo':
+      return []
+  }
+}
+
+export function declaredTier(t: TargetConfig): 1 | 2 | 3 {
+  switch (t.type) {
+    case 'stripe':
+      return 1
+    case 'sendgrid':
+    case 'slack':
+      return 3
+    case 'http':
+      return t.tier
+    default:
+      return 2
+  }
+}
+
+/**
+ * The tier verdict from the type alone. `probe` means only the probe can
+ * tell (a postgres_row unique constraint, an http query_url's answers).
+ */
+export function tierFact(t: TargetConfig): { status: CheckStatus | 'probe'; detail: string; fix?: string } {
+  switch (t.type) {
+    case 'stripe':
+      return { status: 'pass', detail: 'tier 1: Stripe deduplicates POST /v1/refunds by the Idempotency-Key (the effect id)' }
+    case 'github':
+      return { status: 'pass', detail: 'tier 2: each merge commit carries the effect id trailer; recovery lists the base branch\'s commits for it' }
+    case 's3':
+      return { status: 'pass', detail: 'tier 2: each write carries the effect id in the object\'s metadata; recovery reads it back with HeadObject' }
+    case 'repo':
+      return { status: 'pass', detail: 'tier 2: each commit carries the effect id trailer; recovery finds it with git log' }
+    case 'sendgrid':
+    case 'slack':
+      return { status: 'pass', detail: 'tier 3: the service can neither deduplicate nor be asked; a crash in flight becomes AMBIGUOUS for an operator' }
+    case 'postgres_row':
+      return { status: 'probe', detail: 'tier 2 needs a unique constraint on the effect id column' }
+    case 'http':
+      if (t.tier === 1) {
+        return {
+          status: 'warn',
+          detail: 'tier 1 is declared: the service must deduplicate by the Idempotency-Key header, which no read-only probe can see',
+          fix: 'Confirm with the service\'s owners that a repeated request with the same Idempotency-Key changes nothing; otherwise declare tier 3.',
+        }
+      }
+      if (t.tier === 3) return { status: 'pass', detail: 'tier 3: a crash in flight becomes AMBIGUOUS for an operator' }
+      return { status: 'probe', detail: 'tier 2 needs query_url to answer 404 for an effect that did not happen' }
+  }
+}

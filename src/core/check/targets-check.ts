@@ -1,0 +1,100 @@
+/**
+ * The targets family: for each [targets.<name>], three rows.
+ * - `targets.<name>.credentials`: present (every `${VAR}` set) and, when the
+ *   probe could tell, accepted by the service;
+ * - `targets.<name>.reachable`: the target's read-only probe (probe() on the
+ *   target port, implemented in each target's folder) answered and found
+ *   what the target needs;
+ * - `targets.<name>.tier`: the declared tier is one the target can honour.
+ * Targets are probed concurrently, each under its own timeout, and closed.
+ */
+import type { TargetConfig } from '../config/types.js'
+import { InterlockError } from '../errors.js'
+import { createTarget } from '../targets/registry.js'
+import type { EffectTarget, ProbeResult } from '../targets/target.js'
+import { fail, pass, warn } from './rows.js'
+import { credentialKeys, declaredTier, tierFact } from './target-facts.js'
+import { ProbeTimeout, withTimeout } from './timeout.js'
+import type { CheckContext, CheckModule, CheckRow } from './types.js'
+
+export const targetsCheck: CheckModule = {
+  family: 'targets',
+  async run(ctx: CheckContext): Promise<CheckRow[]> {
+    const names = Object.keys(ctx.config.targets).sort()
+    const rows = await Promise.all(names.map((name) => checkTarget(name, ctx.config.targets[name]!, ctx)))
+    return rows.flat()
+  },
+}
+
+async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext): Promise<CheckRow[]> {
+  const id = (what: string) => `targets.${name}.${what}`
+  const CRED = 'credentials present and accepted'
+  const REACH = 'reachable through a read-only probe'
+  const TIER = `declared tier ${declaredTier(config)} can be honoured`
+
+  const keys = credentialKeys(config)
+  const unset = [...ctx.unset].filter(([path]) => path.startsWith(`targets.${name}.`))
+  if (unset.length > 0) {
+    return [
+      fail(id('credentials'), CRED, unset.map(([path, v]) => `${path}: environment variable ${v} is not set`).join('; '), `Export ${unset.map(([, v]) => v).join(', ')} in the environment check runs in.`),
+    ]
+  }
+
+  let target: EffectTarget
+  try {
+    target = createTarget(name, config, { secrets: ctx.config.secrets })
+  } catch (e) {
+    const hint = e instanceof InterlockError && e.hint ? e.hint : 'Fix the target in interlock.toml.'
+    return [fail(id('tier'), TIER, (e as Error).message, hint)]
+  }
+
+  let probed: ProbeResult | undefined
+  let reachRow: CheckRow
+  try {
+    if (!target.probe) {
+      reachRow = warn(id('reachable'), REACH, `target type ${config.type} has no read-only probe`, 'It is checked at first use instead.')
+    } else {
+      const probe = target.probe.bind(target)
+      probed = await withTimeout(ctx.timeoutMs, (signal) => probe(signal))
+      reachRow = probed.credentialRefused
+        ? pass(id('reachable'), REACH, 'the service answered (and refused the credential)')
+        : probed.ok
+          ? probed.warn
+            ? warn(id('reachable'), REACH, probed.detail, probed.fix)
+            : pass(id('reachable'), REACH, probed.detail)
+          : fail(id('reachable'), REACH, probed.detail, probed.fix ?? 'Fix the target in interlock.toml.')
+    }
+  } catch (e) {
+    const timedOut = e instanceof ProbeTimeout
+    const hint = e instanceof InterlockError && e.hint ? e.hint : undefined
+    reachRow = fail(
+      id('reachable'),
+      REACH,
+      `target ${name}: ${timedOut ? (e as Error).message : (e as Error).message.replace(new RegExp(`^target ${name}: `), '')}`,
+      hint ?? 'Check the address (base_url, endpoint, url) and that the service is reachable from here (DNS, firewall, proxy).',
+    )
+  } finally {
+    await target.close?.().catch(() => {})
+  }
+
+  const credRow =
+    keys.length === 0
+      ? pass(id('credentials'), CRED, `target type ${config.type} needs none`)
+      : probed?.credentialRefused
+        ? fail(id('credentials'), CRED, probed.detail, probed.fix ?? 'Check the credential.')
+        : pass(id('credentials'), CRED, `${keys.join(', ')} set${probed?.ok ? ' and accepted' : ''}`)
+
+  return [credRow, reachRow, tierRow(id('tier'), TIER, config, probed)]
+}
+
+function tierRow(id: string, name: string, config: TargetConfig, probed: ProbeResult | undefined): CheckRow {
+  const fact = tierFact(config)
+  if (fact.status !== 'probe') {
+    if (fact.status === 'pass') return pass(id, name, fact.detail)
+    return fact.status === 'warn' ? warn(id, name, fact.detail, fact.fix) : fail(id, name, fact.detail, fact.fix ?? '')
+  }
+  if (probed?.tier) {
+    return probed.tier.ok ? pass(id, name, probed.tier.detail) : fail(id, name, probed.tier.detail, probed.tier.fix ?? `Declare tier 3, or make the target able to honour tier ${declaredTier(config)}.`)
+  }
+  return warn(id, name, `${fact.detail}; not verified, since the probe did not get that far`, 'Fix the failures above and run the check again.')
+}
