@@ -8,6 +8,8 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { inject } from 'vitest'
+// The declaration of what global setup provides (pgUrl, pgError).
+import type {} from './global-setup.js'
 
 export interface TestDatabase {
   /** Connection URL of the new database. */

@@ -8,6 +8,7 @@
 import { once } from 'node:events'
 import { toEffect } from '../../src/core/effect.js'
 import { openSqliteStore } from '../../src/core/stores/sqlite/open.js'
+import type { AppendRequest } from '../../src/core/stores/store.js'
 
 const [file, name, count] = process.argv.slice(2)
 const store = openSqliteStore(file!, { autoInstall: false })
@@ -16,7 +17,7 @@ await once(process.stdin, 'data')
 process.stdin.pause()
 for (let i = 0; i < Number(count); i++) {
   const e = toEffect({ thread: 'shared', target: 'svc', action: 'do', args: { writer: name!, i } })
-  const steps = [
+  const steps: AppendRequest[] = [
     { effectId: e.id, from: null, to: 'PROPOSED' as const, data: {}, effect: e, tier: 2 as const },
     { effectId: e.id, from: 'PROPOSED' as const, to: 'AUTHORIZED' as const, data: {} },
     { effectId: e.id, from: 'AUTHORIZED' as const, to: 'DISPATCHED' as const, data: {} },

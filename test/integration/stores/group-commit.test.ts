@@ -16,23 +16,21 @@ import type { AppendRequest, AppendResult, Store } from '../../../src/core/store
 import { effect, move, ok, propose } from '../../contract/fixtures.js'
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
 
-/** Wraps a store and records every underlying append (= every transaction). */
+/** Wraps a store and records every underlying append (= every transaction); everything else passes through. */
 function counting(inner: Store): Store & { batches: number[] } {
   const batches: number[] = []
-  return {
-    kind: inner.kind,
-    batches,
-    append: (requests) => {
-      batches.push(requests.length)
-      return inner.append(requests)
-    },
-    get: (id) => inner.get(id),
-    history: (id) => inner.history(id),
-    scanInFlight: () => inner.scanInFlight(),
-    list: (filter) => inner.list(filter),
-    records: () => inner.records(),
-    close: () => inner.close(),
+  const append = (requests: AppendRequest[]) => {
+    batches.push(requests.length)
+    return inner.append(requests)
   }
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === 'append') return append
+      if (prop === 'batches') return batches
+      const value: unknown = Reflect.get(target, prop)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  }) as Store & { batches: number[] }
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'interlock-group-commit-'))
