@@ -69,6 +69,8 @@ export interface RecoverOptions {
   dryRun?: boolean
   /** False leaves the effect alone (counted as skipped), e.g. one a live relay holds. */
   filter?: (snap: EffectSnapshot) => boolean | Promise<boolean>
+  /** Called once with the effects chosen, before any is acted on. */
+  onChosen?: (chosen: readonly EffectSnapshot[]) => void | Promise<void>
   /** Wall clock for olderThanMs (default Date.now). */
   now?: () => number
   /** Called after each effect is handled. */
@@ -113,6 +115,7 @@ export async function recover(
     }
     chosen.push(snap)
   }
+  await opts.onChosen?.(chosen)
 
   const results = new Map<string, RecoveredEffect>()
   let done = 0

@@ -25,6 +25,9 @@ export const DEFAULTS = {
   statementTimeoutMs: 5_000,
   policyQuorum: 1,
   releaseTtl: '1h',
+  reconcileOlderThan: '5m',
+  reconcileOlderThanMs: 300_000,
+  reconcileConcurrency: 4,
 } as const
 
 /** The embedded default used when no interlock.toml exists: SQLite in `dir`, no targets. */
@@ -35,6 +38,7 @@ export function defaultConfig(dir: string): InterlockConfig {
     targets: {},
     operators: [],
     policy: { rules: [] },
+    reconcile: { olderThanMs: DEFAULTS.reconcileOlderThanMs, concurrency: DEFAULTS.reconcileConcurrency },
     secrets: [],
   }
 }

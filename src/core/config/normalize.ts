@@ -9,6 +9,8 @@
 import { isAbsolute, resolve } from 'node:path'
 import type { Tier } from '../effect.js'
 import { DEFAULTS } from './defaults.js'
+import { parseDuration } from './policy.js'
+import type { ReconcileConfig } from './types.js'
 import type { GateConfig, HttpTargetConfig, PostgresRowTargetConfig, ServiceTargetConfig, StoreConfig, TargetConfig } from './types.js'
 import type { GithubTargetConfig, S3TargetConfig } from './types.js'
 
@@ -29,6 +31,13 @@ export function normalizeGate(raw: Table | undefined): GateConfig {
   return {
     maxAttempts: (raw?.max_attempts as number | undefined) ?? DEFAULTS.maxAttempts,
     backoffMs: (raw?.backoff_ms as number | undefined) ?? DEFAULTS.backoffMs,
+  }
+}
+
+export function normalizeReconcile(raw: Table | undefined): ReconcileConfig {
+  return {
+    olderThanMs: parseDuration((raw?.older_than as string | undefined) ?? DEFAULTS.reconcileOlderThan),
+    concurrency: (raw?.concurrency as number | undefined) ?? DEFAULTS.reconcileConcurrency,
   }
 }
 

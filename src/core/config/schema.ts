@@ -19,7 +19,7 @@
  */
 
 import { githubTarget, s3Target } from './schema-github-s3.js'
-import { operators, policy } from './schema-policy.js'
+import { DURATION, operators, policy } from './schema-policy.js'
 import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
 
 const DURATION_MAX_MS = 600_000
@@ -93,6 +93,27 @@ const gate = {
       minimum: 0,
       maximum: DURATION_MAX_MS,
       description: 'First back-off between tries in milliseconds, doubled after each try. Default 200.',
+    },
+  },
+} as const
+
+const reconcile = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'How `interlock reconcile-effects` sweeps the store for effects left in flight.',
+  properties: {
+    older_than: {
+      type: 'string',
+      pattern: DURATION,
+      patternErrorMessage: 'must be a whole number followed by ms, s, m, h or d, e.g. "5m"',
+      description:
+        'Grace period: effects whose last journal record is younger than this are left to whoever is working on them. A number and a unit (ms, s, m, h, d). Default "5m".',
+    },
+    concurrency: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 64,
+      description: 'Effects reconciled at once per target. Default 4.',
     },
   },
 } as const
@@ -285,6 +306,7 @@ export const configSchema = {
     },
     operators: operators,
     policy: policy,
+    reconcile: reconcile,
   },
 } as const
 

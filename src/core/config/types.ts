@@ -156,6 +156,14 @@ export type TargetConfig =
   | GithubTargetConfig
   | S3TargetConfig
 
+/** [reconcile]: how `interlock reconcile-effects` sweeps the store. */
+export interface ReconcileConfig {
+  /** Grace period: effects in flight for less than this are left to whoever works on them (default 5 minutes). */
+  olderThanMs: number
+  /** Effects reconciled at once per target (default 4). */
+  concurrency: number
+}
+
 export interface InterlockConfig {
   /** Absolute path of the file this came from (undefined for defaults). */
   file?: string
@@ -166,6 +174,8 @@ export interface InterlockConfig {
   operators: OperatorConfig[]
   /** [policy]: which effects wait for operators (no rules: none). */
   policy: PolicyConfig
+  /** [reconcile]; absent in hand-built configs, where DEFAULTS apply. */
+  reconcile?: ReconcileConfig
   /** Resolved values of `${ENV}` references: never printed, never journaled. */
   secrets: string[]
 }

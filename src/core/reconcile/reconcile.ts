@@ -23,6 +23,7 @@ import type { Policy } from '../policy.js'
 import type { RecoveryReport } from '../recovery.js'
 import type { Store } from '../stores/store.js'
 import type { EffectTarget } from '../targets/target.js'
+import { claimForReconcile, type ReconcileClaims } from './leases.js'
 import { tryReconcileLock } from './lock.js'
 
 export type ReconcileStatus = 'clean' | 'ambiguous' | 'unfinished' | 'already-running'
@@ -74,14 +75,18 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
     }
   }
   const gate = new Gate({ store: opts.store, targets: opts.targets, policy: opts.policy, retry: opts.retry, sleep: opts.sleep })
+  // A dry run writes nothing, leases included: it may list effects a live relay is working on.
+  let claims: ReconcileClaims | undefined
   try {
+    claims = opts.dryRun ? undefined : await claimForReconcile(opts.store)
     const skip = opts.skip
     const report = await gate.recover({
       olderThanMs: opts.olderThanMs,
       concurrency: opts.concurrency,
       limit: opts.limit,
       dryRun: opts.dryRun,
-      filter: skip ? async (s) => !(await skip(s)) : undefined,
+      filter: async (s) => (!claims || claims.mayTouch(s)) && !(skip && (await skip(s))),
+      onChosen: (chosen) => claims?.giveBack(notIn(claims, chosen)),
       onProgress: opts.onProgress,
       now: opts.now,
     })
@@ -94,9 +99,16 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
     const unfinished = report.effects.filter((e) => e.action === 'error' || e.outcome?.status === 'in_flight').length
     return { ...verdict(waiting.ambiguous, unfinished, opts.dryRun ?? false), lock: lock.where, report, waiting, unfinished }
   } finally {
-    // Targets are the caller's: close only what the gate opened (nothing), then let the lock go.
+    // Targets are the caller's to close. Unfinished effects go back to the relays at once.
+    await claims?.releaseAll().catch(() => {})
     await lock.release()
   }
+}
+
+/** The claimed ids recovery did not choose (too recent, over the limit). */
+function notIn(claims: ReconcileClaims, chosen: readonly EffectSnapshot[]): string[] {
+  const keep = new Set(chosen.map((s) => s.effect.id))
+  return claims.heldIds().filter((id) => !keep.has(id))
 }
 
 function verdict(ambiguous: number, unfinished: number, dryRun: boolean): Pick<ReconcileResult, 'status' | 'exitCode' | 'message'> {

@@ -11,12 +11,12 @@ export function trySqliteLock(journal: string): ReconcileLock | null {
   try {
     // timeout 0: a held lock is an answer ("already running"), not something to wait for.
     db = new Database(where, { timeout: 0 })
-    // Rollback journal (not WAL): EXCLUSIVE then locks the file against every other connection.
-    db.pragma('journal_mode = DELETE')
   } catch (e) {
     throw lockError(where, e)
   }
   try {
+    // Rollback journal (not WAL): EXCLUSIVE then locks the file against every other connection.
+    db.pragma('journal_mode = DELETE')
     db.exec('BEGIN EXCLUSIVE')
     // Writing makes the lock physical on every SQLite build (the file is locked from here).
     db.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER, since TEXT)')

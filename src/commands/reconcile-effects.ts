@@ -1,0 +1,106 @@
+import { Flags } from '@oclif/core'
+import { BaseCommand } from '../cli/base-command.js'
+import { progressBar } from '../cli/progress.js'
+import { DEFAULTS } from '../core/config/defaults.js'
+import { parseDuration } from '../core/config/policy.js'
+import { UsageError } from '../core/errors.js'
+import { RulesPolicy } from '../core/policy/rules.js'
+import { reconcileEffects, type ReconcileResult } from '../core/reconcile/index.js'
+import { openStore } from '../core/stores/open.js'
+import { createTargets } from '../core/targets/registry.js'
+
+export default class ReconcileEffects extends BaseCommand<typeof ReconcileEffects> {
+  static override summary = 'Resolve effects left in flight: re-apply tier 1, query tier 2, mark tier 3 AMBIGUOUS.'
+  static override description = `Finds effects in flight (PROPOSED, AUTHORIZED, DISPATCHED) whose last journal record is older than the grace period and finishes them by their target's tier: tier 1 is re-applied with the same idempotency key; tier 2 is queried, then recorded COMMITTED or re-applied; tier 3 is marked AMBIGUOUS for an operator and never re-sent. Effects a live relay holds a lease on are left alone.
+
+Safe under cron: a second run started while one is running exits 0 and says so (a lock that dies with its holder: a PostgreSQL advisory lock, or an OS file lock beside the SQLite journal).
+
+Exit codes: 0 nothing left in flight (or another run holds the lock); 10 AMBIGUOUS effects wait for an operator; 1 some effects could not be finished (a target down: the next run tries again); 3, 4, 5 config, store or journal-integrity errors.`
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --older-than 15m --concurrency 8',
+    '<%= config.bin %> <%= command.id %> --dry-run',
+    '<%= config.bin %> <%= command.id %> --limit 100 --json',
+  ]
+
+  static override flags = {
+    'older-than': Flags.string({
+      description: `Grace period: leave effects whose last record is younger than this (e.g. 90s, 5m, 1h). Default: [reconcile] older_than, else ${DEFAULTS.reconcileOlderThan}.`,
+    }),
+    concurrency: Flags.integer({
+      min: 1,
+      max: 64,
+      description: `Effects worked on at once per target. Default: [reconcile] concurrency, else ${DEFAULTS.reconcileConcurrency}.`,
+    }),
+    limit: Flags.integer({ min: 1, description: 'Reconcile at most this many effects (oldest first); the rest wait for the next run.' }),
+    'dry-run': Flags.boolean({ description: 'Show what would be done; change nothing, send nothing.' }),
+  }
+
+  async run(): Promise<ReconcileResult> {
+    const config = await this.interlockConfig()
+    const olderThanMs = this.olderThan(config.reconcile?.olderThanMs ?? DEFAULTS.reconcileOlderThanMs)
+    const store = await openStore(config.store)
+    const targets = createTargets(config.targets)
+    const bar = this.jsonEnabled() ? undefined : progressBar(process.stderr, 'reconciling')
+    let result: ReconcileResult
+    try {
+      result = await reconcileEffects({
+        store,
+        storeConfig: config.store,
+        targets: targets.values(),
+        policy: new RulesPolicy(config.policy.rules),
+        retry: { maxAttempts: config.gate.maxAttempts, backoffMs: config.gate.backoffMs },
+        olderThanMs,
+        concurrency: this.flags.concurrency ?? config.reconcile?.concurrency ?? DEFAULTS.reconcileConcurrency,
+        limit: this.flags.limit,
+        dryRun: this.flags['dry-run'],
+        onProgress: bar?.update,
+      })
+    } finally {
+      bar?.done()
+      for (const t of targets.values()) await t.close?.().catch(() => {})
+      await store.close()
+    }
+    if (!this.jsonEnabled()) this.summary(result)
+    // Not an error: the run finished, and the code tells cron what it found.
+    process.exitCode = result.exitCode
+    return result
+  }
+
+  private olderThan(fallback: number): number {
+    const given = this.flags['older-than']
+    if (given === undefined) return fallback
+    try {
+      return parseDuration(given)
+    } catch {
+      throw new UsageError(`--older-than ${JSON.stringify(given)} is not a duration`, {
+        hint: 'Give a whole number and a unit: ms, s, m, h or d (e.g. 90s, 5m).',
+      })
+    }
+  }
+
+  private summary(result: ReconcileResult): void {
+    const report = result.report
+    if (report) {
+      if (report.effects.length > 0) {
+        this.table(
+          ['effect', 'target', 'tier', 'found', report.dryRun ? 'would' : 'action', 'now'],
+          report.effects.map((e) => [
+            e.effectId.slice(0, 12),
+            e.target,
+            e.tier,
+            e.found,
+            report.dryRun ? e.plan : e.action,
+            e.error ? `error: ${e.error}` : (e.outcome?.status ?? (report.dryRun ? '' : e.found.toLowerCase())),
+          ]),
+        )
+        this.log()
+      }
+      const s = report.skipped
+      this.table(['in flight', 'reconciled', 'too recent', 'held by a relay', 'over the limit', 'AMBIGUOUS waiting', 'HELD waiting'], [
+        [report.inFlight, report.effects.length, s.recent, s.filtered, s.deferred, result.waiting.ambiguous, result.waiting.held],
+      ])
+    }
+    this.log(`${result.status}: ${result.message}`)
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Staying out of a live relay's way. Before acting, reconcile claims the
+ * ready effects (PROPOSED, AUTHORIZED, DISPATCHED) as a relay of its own:
+ * the store hands out only effects whose lease is free or expired, so an
+ * effect a live relay holds is never touched, and while reconcile holds a
+ * lease no relay takes the effect from under it. Effects it will not act on
+ * (too recent, over the limit) are given back at once; the ones it could not
+ * finish are given back at the end, so a relay can pick them up immediately.
+ *
+ * Limitation: reconcile's own journal writes do not carry its fencing token
+ * (the inline gate writes unfenced), so its lease is long (LEASE_MS) rather
+ * than renewed; a reconcile stalled past it could overlap a relay.
+ */
+import { hostname } from 'node:os'
+import type { EffectSnapshot } from '../effect.js'
+import { READY_STATES, type LeaseRef, type Store } from '../stores/store.js'
+
+export const LEASE_MS = 15 * 60_000
+const CLAIM_ALL = 1_000_000
+
+export interface ReconcileClaims {
+  /** False for a ready effect someone else holds; waiting (HELD, AMBIGUOUS) effects pass. */
+  mayTouch(snap: EffectSnapshot): boolean
+  heldIds(): string[]
+  /** Gives back the leases of the effects in `ids`. */
+  giveBack(ids: Iterable<string>): Promise<void>
+  /** Gives back every lease still held. */
+  releaseAll(): Promise<void>
+}
+
+export async function claimForReconcile(store: Store): Promise<ReconcileClaims> {
+  const relay = `reconcile-effects:${hostname()}:${process.pid}`
+  const held = new Map<string, LeaseRef>()
+  for (const c of await store.claim({ relay, limit: CLAIM_ALL, leaseMs: LEASE_MS, states: READY_STATES })) {
+    held.set(c.snapshot.effect.id, { effectId: c.snapshot.effect.id, token: c.lease.token })
+  }
+  const giveBack = async (ids: Iterable<string>) => {
+    const refs = [...ids].flatMap((id) => (held.has(id) ? [held.get(id)!] : []))
+    for (const r of refs) held.delete(r.effectId)
+    if (refs.length > 0) await store.releaseLease(relay, refs)
+  }
+  return {
+    mayTouch: (snap) => !READY_STATES.includes(snap.state) || held.has(snap.effect.id),
+    heldIds: () => [...held.keys()],
+    giveBack,
+    releaseAll: () => giveBack([...held.keys()]),
+  }
+}
