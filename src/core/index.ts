@@ -27,3 +27,5 @@ export type { Store, JournalRecord, AppendRequest, AppendResult } from './stores
 export { openStore } from './stores/open.js'
 export * from './config/index.js'
 export * from './crypto/index.js'
+export { RulesPolicy } from './policy/rules.js'
+export * from './outbox/index.js'

@@ -1,0 +1,101 @@
+/**
+ * The export format (`outbox export`), JSON Lines so a journal of any size
+ * streams in and out:
+ *   line 1     {"format":"interlock-journal-export/v1","exportedAt":"...","store":"sqlite"}
+ *   then       one JournalRecord per line, in (journal, seq) order, exactly as stored
+ *   last line  {"end":{"records":N,"effects":{"<id>":{"state":"...","seq":N}}}}
+ * The end line carries where every effect's records end (the store's effects
+ * table), so a file cut short, or a record dropped from the end of a journal,
+ * fails verification like the store itself would.
+ */
+import { createReadStream, createWriteStream } from 'node:fs'
+import { once } from 'node:events'
+import { createInterface } from 'node:readline'
+import { IntegrityError, NotFoundError } from '../errors.js'
+import type { State } from '../lifecycle.js'
+import type { JournalRecord, Store } from '../stores/store.js'
+
+export const EXPORT_FORMAT = 'interlock-journal-export/v1'
+
+export type Projection = Map<string, { state: State; seq: number }>
+
+/** Every effect's last record, from the store's effects table. */
+export async function projectionOf(store: Store): Promise<Projection> {
+  const p: Projection = new Map()
+  for (const s of await store.list()) p.set(s.effect.id, { state: s.state, seq: s.seq })
+  return p
+}
+
+export async function exportJournal(store: Store, path: string, now: Date): Promise<{ path: string; records: number; effects: number }> {
+  // The projection first: records appended meanwhile then show as extra, never as missing.
+  const projection = await projectionOf(store)
+  const out = createWriteStream(path, { flags: 'wx' })
+  const write = async (line: string) => {
+    if (!out.write(`${line}\n`)) await once(out, 'drain')
+  }
+  let records = 0
+  try {
+    await write(JSON.stringify({ format: EXPORT_FORMAT, exportedAt: now.toISOString(), store: store.kind }))
+    for await (const r of store.records()) {
+      if (!projection.has(r.effectId)) continue
+      await write(JSON.stringify(r))
+      records++
+    }
+    await write(JSON.stringify({ end: { records, effects: Object.fromEntries(projection) } }))
+  } finally {
+    out.end()
+    await once(out, 'close')
+  }
+  return { path, records, effects: projection.size }
+}
+
+export interface ExportReader {
+  records: AsyncIterable<JournalRecord>
+  /** Filled when the records have been read: the end line's projection, or undefined when it is missing. */
+  projection(): Projection | undefined
+  problems: string[]
+}
+
+export function readExport(path: string): ExportReader {
+  let projection: Projection | undefined
+  const problems: string[] = []
+  async function* records(): AsyncIterable<JournalRecord> {
+    const input = createReadStream(path, 'utf8')
+    const opened = new Promise<void>((resolve, reject) => {
+      input.once('open', () => resolve())
+      input.once('error', (e) =>
+        reject(new NotFoundError(`export file ${path} cannot be read: ${e.message}`, { hint: 'Make one with `interlock outbox export --out <file>`.', cause: e })),
+      )
+    })
+    await opened
+    let n = 0
+    let ended = false
+    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+      n++
+      if (line.trim() === '') continue
+      let v: Record<string, unknown>
+      try {
+        v = JSON.parse(line) as Record<string, unknown>
+      } catch {
+        throw new IntegrityError(`export file ${path} line ${n} is not JSON; the file was altered or cut`)
+      }
+      if (n === 1) {
+        if (v.format !== EXPORT_FORMAT) throw new IntegrityError(`export file ${path} is not an Interlock journal export (${EXPORT_FORMAT})`)
+        continue
+      }
+      if (ended) {
+        problems.push(`export file ${path} line ${n} follows the end line`)
+        continue
+      }
+      if (v.end && typeof v.end === 'object') {
+        ended = true
+        const effects = (v.end as { effects?: Record<string, { state: State; seq: number }> }).effects ?? {}
+        projection = new Map(Object.entries(effects))
+        continue
+      }
+      yield v as unknown as JournalRecord
+    }
+    if (!ended) problems.push(`export file ${path} has no end line; it was cut short`)
+  }
+  return { records: records(), projection: () => projection, problems }
+}

@@ -1,0 +1,86 @@
+/**
+ * Outbox mode: the agent's side of a shared store drained by relays.
+ *
+ * `submit` journals the effect and returns as soon as that is durable:
+ * PROPOSED and, in the same transaction, AUTHORIZED (or HELD when policy
+ * holds it). Nothing is dispatched here; a relay (`interlock relay`) claims
+ * it, re-checks its premises and dispatches it. `handle.result()` waits until
+ * the effect settles (COMMITTED, REJECTED, FAILED), becomes AMBIGUOUS, or is
+ * HELD for operators: woken by the store's notifications where it has them
+ * (PostgreSQL LISTEN/NOTIFY), and by polling always (SQLite; a missed
+ * notification).
+ *
+ * The inline Gate (gate.ts) is unchanged: it journals and dispatches in the
+ * caller's process.
+ */
+import { toEffect, type EffectInput } from '../effect.js'
+import { InputError } from '../errors.js'
+import { proposal, targetOf, type GateContext } from '../gate-context.js'
+import { outcomeOf, type SubmitOutcome } from '../outcome.js'
+import { allowAll, type Policy } from '../policy.js'
+import type { AppendRequest, Store } from '../stores/store.js'
+import { assertTarget, type EffectTarget } from '../targets/target.js'
+import type { State } from '../lifecycle.js'
+import { ResultWaiter } from './result-waiter.js'
+
+export interface OutboxOptions {
+  store: Store
+  /** The targets effects may name: their tier is journaled, their argument checks run at submit. */
+  targets: Iterable<EffectTarget>
+  policy?: Policy
+  /** Longest wait between looks at a pending result (default 250 ms; with notifications 2 s). */
+  pollMs?: number
+}
+
+export interface OutboxHandle {
+  effectId: string
+  /** Where the effect stood when submit returned. */
+  state: State
+  /** Waits until the effect settles, becomes AMBIGUOUS, or is HELD for operators. */
+  result(): Promise<SubmitOutcome>
+}
+
+export class Outbox {
+  private readonly store: Store
+  private readonly targets = new Map<string, EffectTarget>()
+  private readonly policy: Policy
+  private readonly waiter: ResultWaiter
+
+  constructor(opts: OutboxOptions) {
+    this.store = opts.store
+    this.policy = opts.policy ?? allowAll
+    for (const t of opts.targets) {
+      assertTarget(t)
+      if (this.targets.has(t.name)) throw new InputError(`a target named ${JSON.stringify(t.name)} is already registered`)
+      this.targets.set(t.name, t)
+    }
+    this.waiter = new ResultWaiter(this.store, opts.pollMs ?? (this.store.subscribe ? 2_000 : 250))
+  }
+
+  /** Journals the effect (durably) and returns its handle; submitting it again returns the same effect's handle. */
+  async submit(input: EffectInput): Promise<OutboxHandle> {
+    const effect = toEffect(input)
+    const target = targetOf({ targets: this.targets } as GateContext, effect.target)
+    target.validateArgs?.(effect.action, effect.args)
+    const hold = this.policy.evaluate(effect, target.tier)
+    const requests: AppendRequest[] = [
+      { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, target.tier), effect, tier: target.tier },
+      hold
+        ? { effectId: effect.id, from: 'PROPOSED', to: 'HELD', data: { rule: hold.rule } }
+        : { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: {} },
+    ]
+    const [proposed, next] = await this.store.append(requests)
+    const state: State = proposed!.ok ? (next!.ok ? next!.record.state : 'PROPOSED') : (proposed!.current?.state ?? 'PROPOSED')
+    return { effectId: effect.id, state, result: () => this.result(effect.id) }
+  }
+
+  /** The outcome of any journaled effect, once it settles (see OutboxHandle.result). */
+  result(effectId: string): Promise<SubmitOutcome> {
+    return this.waiter.wait(effectId).then(outcomeOf)
+  }
+
+  /** Stops waiting: pending result() calls reject. */
+  async close(): Promise<void> {
+    await this.waiter.close()
+  }
+}

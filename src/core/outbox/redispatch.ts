@@ -1,0 +1,27 @@
+/**
+ * Sending an AMBIGUOUS effect again, after an operator's signed resolution
+ * moved it to DISPATCHED (resolve.ts). It is sent by this process, at once,
+ * as a first dispatch: if this process dies meanwhile, recovery finds it
+ * DISPATCHED and, for tier 3, marks it AMBIGUOUS again, never resending on
+ * its own.
+ */
+import { dispatch } from '../dispatch.js'
+import type { EffectSnapshot } from '../effect.js'
+import { DEFAULT_RETRY } from '../gate.js'
+import type { GateContext } from '../gate-context.js'
+import type { SubmitOutcome } from '../outcome.js'
+import { allowAll } from '../policy.js'
+import type { Store } from '../stores/store.js'
+import type { EffectTarget } from '../targets/target.js'
+
+export function redispatch(store: Store, targets: Map<string, EffectTarget>, snap: EffectSnapshot, retry = DEFAULT_RETRY): Promise<SubmitOutcome> {
+  const ctx: GateContext = {
+    store,
+    targets,
+    // Already authorized by the operator's resolution: policy was asked before the first dispatch.
+    policy: allowAll,
+    retry,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  }
+  return dispatch(ctx, snap, { recovering: false })
+}

@@ -1,0 +1,19 @@
+/** `outbox verify` against a store or an exported file: the same checks, one report. */
+import type { Store } from '../stores/store.js'
+import { projectionOf, readExport } from './export-file.js'
+import { verifyRecords, type VerifyOptions, type VerifyReport } from './verify.js'
+
+export async function verifyStore(store: Store, opts: Omit<VerifyOptions, 'projection'>): Promise<VerifyReport> {
+  const projection = await projectionOf(store)
+  return verifyRecords(store.records(), { ...opts, projection })
+}
+
+export async function verifyExport(path: string, opts: Omit<VerifyOptions, 'projection'>): Promise<VerifyReport> {
+  const reader = readExport(path)
+  // The end line is read last: the projection is asked for after the records.
+  const report = await verifyRecords(reader.records, { ...opts, projection: reader.projection })
+  for (const message of reader.problems) report.problems.push({ journal: '?', seq: 0, effectId: '?', message })
+  report.ok = report.problems.length === 0
+  report.firstBad = report.problems[0]
+  return report
+}
