@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs'
 import { dirname, relative, resolve } from 'node:path'
 import { parse } from 'smol-toml'
+import { defaultConfig } from '../config/defaults.js'
 import { CONFIG_ENV_VAR, CONFIG_FILE_NAME, parseConfig } from '../config/load.js'
 import { expandEnv } from '../config/expand-env.js'
 import { normalizeGate, normalizeStore, normalizeTarget } from '../config/normalize.js'
@@ -37,6 +38,7 @@ export interface ConfigStepOptions {
 }
 
 const UNSET = /^(.*): environment variable ([A-Za-z_][A-Za-z0-9_]*) is not set$/
+export const FIX_OPERATOR_KEY = 'Paste the operator\'s public key as printed by `interlock operator keygen` ("ed25519:..."); each operator needs their own.'
 const FIX_SCHEMA = 'Fix the key named; every key is documented in interlock.toml.example and schemas/interlock.schema.json.'
 
 export function checkConfig(options: ConfigStepOptions): ConfigStep {
@@ -82,7 +84,8 @@ export function checkConfig(options: ConfigStepOptions): ConfigStep {
   const { operators, problems: operatorProblems } = normalizeOperators(raw.operators)
   const { policy, problems: policyProblems } = normalizePolicy(raw.policy as Record<string, unknown> | undefined, operators.length)
   const secrets = expanded.secrets.filter((s) => ![...unset.values()].some((name) => s === `unset-${name}`))
-  const config: InterlockConfig = { file, store: normalizeStore(raw.store, dir), gate: normalizeGate(raw.gate), targets, operators, policy, secrets }
+  // Sections this step does not read itself keep the loader's defaults (defaultConfig grows with the schema).
+  const config: InterlockConfig = { ...defaultConfig(dir), file, store: normalizeStore(raw.store, dir), gate: normalizeGate(raw.gate), targets, operators, policy, secrets }
 
   const rows = [fileRow, pass('config.schema', 'interlock.toml matches the schema', describe(config))]
   for (const [path, name] of unset) {
@@ -104,6 +107,8 @@ function configProblems(text: string, file: string, env: Record<string, string |
 function problemRows(problems: string[]): CheckRow[] {
   return problems.map((p) => {
     const keyPath = /^([^\s:]+):/.exec(p)?.[1]
+    // A malformed operator key is the keys family's finding, even when the schema is what caught it.
+    if (keyPath && /^operators\.\d+\.public_key$/.test(keyPath)) return fail('keys.operators', 'operator public keys parse', p, FIX_OPERATOR_KEY)
     return fail('config.schema', keyPath ? `${keyPath} is valid` : 'interlock.toml parses', p, FIX_SCHEMA)
   })
 }

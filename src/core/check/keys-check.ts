@@ -10,6 +10,7 @@
 import { readFileSync, statSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { parseKeyFile } from '../crypto/keys.js'
+import { FIX_OPERATOR_KEY } from './config-check.js'
 import { fail, pass } from './rows.js'
 import type { CheckContext, CheckModule, CheckRow } from './types.js'
 
@@ -19,7 +20,7 @@ export const keysCheck: CheckModule = {
     const OPS = 'operator public keys parse'
     const rows: CheckRow[] =
       ctx.operatorProblems.length > 0
-        ? ctx.operatorProblems.map((p) => fail('keys.operators', OPS, p, 'Paste the operator\'s public key as printed by `interlock operator keygen` ("ed25519:..."); each operator needs their own.'))
+        ? ctx.operatorProblems.map((p) => fail('keys.operators', OPS, p, FIX_OPERATOR_KEY))
         : [pass('keys.operators', OPS, ctx.config.operators.length === 0 ? 'no operators declared' : `${ctx.config.operators.map((o) => o.name).join(', ')}: ed25519 keys`)]
     const keyFile = relayKeyFile(ctx)
     if (keyFile !== undefined) rows.push(checkRelayKey(keyFile))
