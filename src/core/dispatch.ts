@@ -43,6 +43,10 @@ export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: Dis
       })
     }
 
+    if (ctx.stillHeld && !ctx.stillHeld(snap.effect.id)) {
+      // A relay whose lease ran out (paused, cut off) leaves the effect to whoever holds it now.
+      return { status: 'in_flight', effectId: snap.effect.id, state: 'DISPATCHED', reason: 'lease lost before apply; another relay finishes it' }
+    }
     let receipt: Receipt
     try {
       receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering })

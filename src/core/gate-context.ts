@@ -21,6 +21,12 @@ export interface GateContext {
   policy: Policy
   retry: RetryOptions
   sleep(ms: number): Promise<void>
+  /**
+   * Outbox relays only: whether this process still holds the effect's lease.
+   * Asked right before every apply; false means another relay may have taken
+   * the effect over, so this one must not send it (relay/README.md).
+   */
+  stillHeld?(effectId: string): boolean
 }
 
 export function targetOf(ctx: GateContext, name: string): EffectTarget {

@@ -1,0 +1,347 @@
+/**
+ * The relay: drains the outbox. Claims ready effects with leases, carries
+ * each one through the gate's own lifecycle steps (advance/dispatch: premises
+ * re-checked, DISPATCHED made durable before apply, outcome recorded) with at
+ * most `concurrency` effects per target at once, signs COMMITTED receipts,
+ * renews its leases and heartbeats, and on stop() drains: claims nothing
+ * more, finishes what it started, gives back what it had not started.
+ *
+ * Why several relays never dispatch one effect twice: see README.md here.
+ */
+import { hostname } from 'node:os'
+import { advance } from '../advance.js'
+import type { JsonObject } from '../canonical-json.js'
+import type { KeyPair } from '../crypto/keys.js'
+import type { GateContext, RetryOptions } from '../gate-context.js'
+import { DEFAULT_RETRY } from '../gate.js'
+import type { SubmitOutcome } from '../outcome.js'
+import { allowAll, type Policy } from '../policy.js'
+import type { ClaimedEffect, Store, StoreEvent } from '../stores/store.js'
+import { assertTarget, type EffectTarget } from '../targets/target.js'
+import { startHealthServer, type HealthServer } from './health-server.js'
+import { LeaseBook } from './lease-book.js'
+import { leasedStore } from './leased-store.js'
+import { RelayMetrics } from './metrics.js'
+import { receiptSigner } from './receipt-signer.js'
+
+export interface RelayOptions {
+  store: Store
+  targets: Iterable<EffectTarget>
+  /** Names this relay in leases, heartbeats and receipts. */
+  relayId: string
+  /** Signs COMMITTED receipts. */
+  key: KeyPair
+  policy?: Policy
+  retry?: Partial<RetryOptions>
+  /** Most effects in flight per target (default 32). */
+  concurrency?: number
+  /** Lease length (default 30 s); renewed every third of it while work runs. */
+  leaseMs?: number
+  /** Longest wait between claims when nothing wakes the relay (default 1 s). */
+  pollMs?: number
+  /** Serve /healthz and /metrics on this port of 127.0.0.1 (0: any free port; undefined: none). */
+  healthPort?: number
+  healthHost?: string
+  /** Monotonic milliseconds (default performance.now). */
+  monotonic?: () => number
+  now?: () => Date
+  sleep?: (ms: number) => Promise<void>
+  /** One line per notable event (store down, leases lost, drain). */
+  log?: (line: string) => void
+}
+
+export interface RelayStats {
+  relay: string
+  claimed: number
+  finished: number
+  byStatus: Partial<Record<SubmitOutcome['status'], number>>
+  leasesLost: number
+  storeErrors: number
+}
+
+const MAX_BACKOFF_MS = 5_000
+
+export class Relay {
+  readonly metrics = new RelayMetrics()
+  private readonly store: Store
+  private readonly targets = new Map<string, EffectTarget>()
+  private readonly ctx: GateContext
+  private readonly book: LeaseBook
+  private readonly concurrency: number
+  private readonly leaseMs: number
+  private readonly pollMs: number
+  private readonly monotonic: () => number
+  private readonly now: () => Date
+  private readonly log: (line: string) => void
+  private readonly queues = new Map<string, ClaimedEffect[]>()
+  private readonly running = new Map<string, number>()
+  private readonly work = new Set<Promise<void>>()
+  private stopping = false
+  private loop: Promise<void> | null = null
+  private wake: (() => void) | null = null
+  private timers: NodeJS.Timeout[] = []
+  private unsubscribe: (() => Promise<void>) | null = null
+  private health: HealthServer | null = null
+  private storeFailingSince = 0
+  private readonly startedAt: string
+
+  constructor(private readonly opts: RelayOptions) {
+    this.store = opts.store
+    for (const t of opts.targets) {
+      assertTarget(t)
+      this.targets.set(t.name, t)
+    }
+    this.concurrency = Math.max(1, opts.concurrency ?? 32)
+    this.leaseMs = Math.max(100, opts.leaseMs ?? 30_000)
+    this.pollMs = Math.max(1, opts.pollMs ?? 1_000)
+    this.monotonic = opts.monotonic ?? (() => performance.now())
+    this.now = opts.now ?? (() => new Date())
+    this.log = opts.log ?? (() => {})
+    this.startedAt = this.now().toISOString()
+    this.book = new LeaseBook(this.leaseMs, this.monotonic)
+    const signer = receiptSigner(opts.relayId, opts.key)
+    this.ctx = {
+      store: leasedStore(this.store, opts.relayId, this.book, signer, this.now),
+      targets: this.targets,
+      policy: opts.policy ?? allowAll,
+      retry: { ...DEFAULT_RETRY, ...opts.retry },
+      sleep: opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
+      stillHeld: (id) => this.stillHeld(id),
+    }
+  }
+
+  get id(): string {
+    return this.opts.relayId
+  }
+
+  /** The port /healthz and /metrics answer on, once started with healthPort. */
+  get healthPort(): number | undefined {
+    return this.health?.port
+  }
+
+  async start(): Promise<void> {
+    if (this.loop) return
+    if (this.opts.healthPort !== undefined) {
+      this.health = await startHealthServer(
+        { health: () => this.healthReport(), metrics: () => this.metrics.exposition(this.id) },
+        this.opts.healthPort,
+        this.opts.healthHost,
+      )
+    }
+    if (this.store.subscribe) {
+      const event: StoreEvent = 'ready'
+      this.unsubscribe = await this.store.subscribe(event, () => this.poke()).catch(() => null)
+    }
+    const tick = Math.max(50, Math.floor(this.leaseMs / 3))
+    this.timers.push(setInterval(() => void this.renew(), tick), setInterval(() => void this.beat(), tick))
+    void this.beat()
+    this.loop = this.claimLoop()
+  }
+
+  /** Resolves when the relay has stopped (after stop(), once drained). */
+  async stop(): Promise<RelayStats> {
+    this.stopping = true
+    this.poke()
+    await this.loop
+    // Give back what was claimed but not started: another relay may take it at once.
+    const unstarted = [...this.queues.values()].flat()
+    this.queues.clear()
+    for (const c of unstarted) this.book.remove(c.snapshot.effect.id)
+    this.metrics.inFlight -= unstarted.length
+    await this.store.releaseLease(this.id, unstarted.map((c) => ({ effectId: c.snapshot.effect.id, token: c.lease.token }))).catch(() => {})
+    while (this.work.size > 0) await Promise.allSettled([...this.work])
+    for (const t of this.timers) clearInterval(t)
+    this.timers = []
+    await this.unsubscribe?.().catch(() => {})
+    await this.beat(true)
+    await this.health?.close()
+    this.log(`relay ${this.id} drained: ${this.metrics.total()} effects finished`)
+    return this.stats()
+  }
+
+  stats(): RelayStats {
+    const byStatus: RelayStats['byStatus'] = {}
+    for (const s of ['committed', 'rejected', 'held', 'failed', 'ambiguous', 'in_flight'] as const) {
+      const n = this.metrics.total(s)
+      if (n > 0) byStatus[s] = n
+    }
+    return {
+      relay: this.id,
+      claimed: this.metrics.claimed,
+      finished: this.metrics.total(),
+      byStatus,
+      leasesLost: this.metrics.leasesLost,
+      storeErrors: this.metrics.storeErrors,
+    }
+  }
+
+  private async claimLoop(): Promise<void> {
+    let backoff = 50
+    while (!this.stopping) {
+      const open = [...this.targets.keys()].filter((t) => this.queued(t) < this.concurrency)
+      const room = open.reduce((n, t) => n + this.concurrency - this.queued(t), 0)
+      let full = false
+      if (room > 0) {
+        const sentAt = this.monotonic()
+        let claimed: ClaimedEffect[]
+        try {
+          this.metrics.claimQueries++
+          claimed = await this.store.claim({ relay: this.id, limit: room, leaseMs: this.leaseMs, targets: open })
+          this.storeOk()
+          this.metrics.lastClaimAt = this.now().getTime()
+          backoff = 50
+        } catch (e) {
+          this.storeFailed('claiming', e)
+          await this.pause(backoff)
+          backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)
+          continue
+        }
+        for (const c of claimed) this.accept(c, sentAt)
+        // A full batch says more is waiting: claim again as soon as there is room.
+        full = claimed.length === room
+        if (full) continue
+      }
+      await this.pause(this.pollMs)
+    }
+  }
+
+  private accept(c: ClaimedEffect, sentAt: number): void {
+    if (this.stopping) return
+    this.book.add(c, sentAt)
+    this.metrics.claimed++
+    this.metrics.inFlight++
+    const target = c.snapshot.effect.target
+    let q = this.queues.get(target)
+    if (!q) this.queues.set(target, (q = []))
+    q.push(c)
+    this.pump(target)
+  }
+
+  private queued(target: string): number {
+    return (this.queues.get(target)?.length ?? 0) + (this.running.get(target) ?? 0)
+  }
+
+  private pump(target: string): void {
+    const q = this.queues.get(target)
+    while (q && q.length > 0 && (this.running.get(target) ?? 0) < this.concurrency) {
+      const c = q.shift()!
+      this.running.set(target, (this.running.get(target) ?? 0) + 1)
+      const p = this.process(c).finally(() => {
+        this.work.delete(p)
+        this.running.set(target, this.running.get(target)! - 1)
+        this.metrics.inFlight--
+        this.pump(target)
+        // Claim again once half the room is free: one query per batch, not one per finished effect.
+        if (this.metrics.inFlight <= (this.concurrency * this.targets.size) / 2) this.poke()
+      })
+      this.work.add(p)
+    }
+  }
+
+  private async process(c: ClaimedEffect): Promise<void> {
+    const snap = c.snapshot
+    try {
+      const outcome = await advance(this.ctx, snap, { recovering: snap.state === 'DISPATCHED' })
+      this.metrics.outcome(snap.effect.target, outcome.status)
+      this.storeOk()
+    } catch (e) {
+      // The effect stays where it is; its lease runs out and it is claimed again (by us or another relay).
+      this.metrics.errors++
+      this.storeFailed(`working on effect ${snap.effect.id}`, e)
+    } finally {
+      this.book.remove(snap.effect.id)
+    }
+  }
+
+  private stillHeld(effectId: string): boolean {
+    if (this.book.live(effectId)) return true
+    this.metrics.leasesLost++
+    this.log(`relay ${this.id}: lease on ${effectId} ran out before apply; leaving it to the relay that holds it now`)
+    return false
+  }
+
+  private async renew(): Promise<void> {
+    const refs = this.book.refs()
+    if (refs.length === 0) return
+    const sentAt = this.monotonic()
+    try {
+      const kept = await this.store.renewLease(this.id, refs, this.leaseMs)
+      this.storeOk()
+      const lost = this.book.renewed(refs, kept, sentAt)
+      if (lost > 0) {
+        this.metrics.leasesLost += lost
+        this.log(`relay ${this.id}: ${lost} lease(s) were taken over by another relay`)
+      }
+    } catch (e) {
+      this.storeFailed('renewing leases', e)
+    }
+  }
+
+  private async beat(stopped = false): Promise<void> {
+    const info: JsonObject = {
+      pid: process.pid,
+      host: hostname(),
+      startedAt: this.startedAt,
+      state: stopped ? 'stopped' : this.stopping ? 'draining' : 'running',
+      inFlight: this.metrics.inFlight,
+      finished: this.metrics.total(),
+      concurrency: this.concurrency,
+      leaseMs: this.leaseMs,
+      targets: [...this.targets.keys()],
+    }
+    try {
+      await this.store.heartbeat(this.id, info)
+      this.storeOk()
+    } catch (e) {
+      this.storeFailed('the heartbeat', e)
+    }
+  }
+
+  private healthReport(): { ok: boolean; body: Record<string, unknown> } {
+    const failingMs = this.storeFailingSince ? this.now().getTime() - this.storeFailingSince : 0
+    const ok = !this.stopping && failingMs < this.leaseMs
+    return {
+      ok,
+      body: {
+        status: ok ? 'ok' : this.stopping ? 'draining' : 'store unavailable',
+        relay: this.id,
+        inFlight: this.metrics.inFlight,
+        finished: this.metrics.total(),
+        lastClaimAt: this.metrics.lastClaimAt ? new Date(this.metrics.lastClaimAt).toISOString() : null,
+        storeFailingMs: failingMs,
+      },
+    }
+  }
+
+  private storeOk(): void {
+    this.storeFailingSince = 0
+    this.metrics.lastStoreOkAt = this.now().getTime()
+  }
+
+  private storeFailed(what: string, e: unknown): void {
+    this.metrics.storeErrors++
+    if (!this.storeFailingSince) {
+      this.storeFailingSince = this.now().getTime()
+      this.log(`relay ${this.id}: ${what} failed: ${e instanceof Error ? e.message : String(e)}; retrying`)
+    }
+  }
+
+  /** Waits up to `ms`, or until something wakes the loop (a notification, a free slot, stop). */
+  private pause(ms: number): Promise<void> {
+    if (this.stopping) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms)
+      const self = this
+      function done() {
+        clearTimeout(timer)
+        if (self.wake === done) self.wake = null
+        resolve()
+      }
+      this.wake = done
+    })
+  }
+
+  private poke(): void {
+    this.wake?.()
+  }
+}
