@@ -72,7 +72,8 @@ export function checkCondition(c: PolicyCondition, args: Effect['args']): Verdic
   const value = toDecimal(raw)
   if (!value) return { holds: true, reason: `${name} is ${JSON.stringify(raw)}, not a decimal number (held to be safe)` }
   const unit = c.currency ? ` ${c.currency}` : ''
-  const shown = `${name} ${value.toString()}${unit}`
+  // As written, so the reason shows what the agent sent ("900.00", not 900).
+  const shown = `${name} ${typeof raw === 'string' ? raw.trim() : value.toString()}${unit}`
   const checks: [string | undefined, (x: Decimal) => boolean, string][] = [
     [c.above, (x) => value.gt(x), 'above'],
     [c.atLeast, (x) => value.gte(x), 'at least'],
