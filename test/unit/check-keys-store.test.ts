@@ -1,7 +1,7 @@
 /**
  * The keys and store families of `interlock check`, and the runner, at unit
  * level: real key files with real modes, real SQLite journals. (The relay key
- * is read from [relay] key_file; until that section is in the config schema,
+ * is read from [relay] key; until that section is in the config schema,
  * the family is driven here with the parsed document it would see.)
  */
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs'
@@ -50,13 +50,13 @@ describe('keys.relay', () => {
     expect(checkRelayKey(junk)).toMatchObject({ status: 'fail', detail: expect.stringContaining('not JSON') })
   })
 
-  it('is read from [relay] key_file, relative to the config file', async () => {
+  it('is read from [relay] key, relative to the config file', async () => {
     const d = dir()
     writeKeyFile(join(d, 'relay.key'), generateKeyPair('relay', 'r'))
     chmodSync(join(d, 'relay.key'), 0o644)
     const ctx: CheckContext = {
       config: { ...defaultConfig(d), file: join(d, 'interlock.toml') },
-      raw: { relay: { key_file: './relay.key' } },
+      raw: { relay: { key: './relay.key' } },
       unset: new Map(),
       operatorProblems: [],
       policyProblems: [],

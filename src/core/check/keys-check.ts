@@ -28,10 +28,10 @@ export const keysCheck: CheckModule = {
   },
 }
 
-/** [relay] key_file, relative to the config file's folder; undefined when no relay is configured. */
+/** [relay] key, relative to the config file's folder; undefined when no relay key is configured. */
 function relayKeyFile(ctx: CheckContext): string | undefined {
   const relay = ctx.raw.relay as Record<string, unknown> | undefined
-  const path = relay?.key_file
+  const path = relay?.key
   if (typeof path !== 'string') return undefined
   return isAbsolute(path) ? path : resolve(dirname(ctx.config.file ?? '.'), path)
 }
@@ -42,7 +42,7 @@ export function checkRelayKey(path: string): CheckRow {
   try {
     mode = statSync(path).mode
   } catch (e) {
-    return fail('keys.relay', NAME, `relay key ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 'Make one with `interlock relay keygen` (mode 0600), or fix [relay] key_file.')
+    return fail('keys.relay', NAME, `relay key ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 'Make one with `interlock relay keygen` (mode 0600), or fix [relay] key.')
   }
   const octal = (mode & 0o777).toString(8).padStart(3, '0')
   if ((mode & 0o077) !== 0) {
@@ -50,7 +50,7 @@ export function checkRelayKey(path: string): CheckRow {
   }
   try {
     const file = parseKeyFile(readFileSync(path, 'utf8'), path)
-    if (file.kind !== 'relay') return fail('keys.relay', NAME, `${path} is an ${file.kind} key, not a relay key`, 'Point [relay] key_file at the relay\'s key (`interlock relay keygen`).')
+    if (file.kind !== 'relay') return fail('keys.relay', NAME, `${path} is an ${file.kind} key, not a relay key`, 'Point [relay] key at the relay\'s key (`interlock relay keygen`).')
     return pass('keys.relay', NAME, `${path}: relay key ${file.name} (${file.publicKey.slice(0, 20)}…), mode ${octal}${file.encrypted ? ', passphrase-protected' : ''}`)
   } catch (e) {
     return fail('keys.relay', NAME, (e as Error).message, 'Replace it with a key made by `interlock relay keygen`.')
