@@ -303,6 +303,14 @@ export function storeContract(name: string, makeHarness: () => Promise<StoreHarn
         await expectIntegrity(store.history(z.id), 4)
       })
 
+      it('detects a record moved out of the numbering (seq 0 or below)', async () => {
+        const { x } = await journal()
+        await h.exec(`UPDATE journal_records SET seq = 0 WHERE journal = 't1' AND seq = 1`)
+        await expectIntegrity(store.scanInFlight(), 0)
+        const err = await store.history(x.id).catch((e: unknown) => e)
+        expect(err).toBeInstanceOf(IntegrityError)
+      })
+
       it('detects an effects table that disagrees with the journal', async () => {
         await journal()
         await h.exec(`UPDATE effects SET state = 'DISPATCHED', last_seq = 5 WHERE last_seq = 5`)

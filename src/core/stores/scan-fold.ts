@@ -35,6 +35,12 @@ interface Kept {
   updatedAt: string
 }
 
+/**
+ * Where journal reads start: below any seq, so a record whose seq was set to
+ * 0 or below behind the store's back is read (and refused), not skipped.
+ */
+export const BEFORE_ANY_SEQ = Number.MIN_SAFE_INTEGER
+
 // ChainVerifier reads `data` only when no text is passed; the fold always passes the text.
 const UNPARSED = Object.freeze({}) as JournalRecord['data']
 const KNOWN = new Set<string>(STATES)

@@ -13,7 +13,7 @@ import type { EffectSnapshot } from '../../effect.js'
 import { StoreError } from '../../errors.js'
 import { validateAppendRequests, type ChainHead } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
-import { InFlightFold } from '../scan-fold.js'
+import { BEFORE_ANY_SEQ, InFlightFold } from '../scan-fold.js'
 import {
   GENESIS_HASH,
   type AppendRequest,
@@ -130,7 +130,7 @@ export class PostgresStore implements Store {
         }
         // A projected journal with no head row reads as empty; the fold then reports its effects as unrecorded.
         for (const j of journals) if (!heads.has(j)) heads.set(j, { seq: 0, hash: GENESIS_HASH })
-        let after: [string, number] = ['', 0]
+        let after: [string, number] = ['', BEFORE_ANY_SEQ]
         for (;;) {
           const page = await client.query<RecordRow>({
             text: this.sql.journalRecordsPage,
@@ -173,7 +173,7 @@ export class PostgresStore implements Store {
 
   async *records(): AsyncIterable<JournalRecord> {
     this.assertOpen()
-    let after: [string, number] = ['', 0]
+    let after: [string, number] = ['', BEFORE_ANY_SEQ]
     for (;;) {
       const page = await this.query<RecordRow>('reading records', this.sql.recordsPage, [after[0], after[1], this.pageSize], 'array')
       for (const r of page.rows) yield toRecord(r)

@@ -16,7 +16,7 @@ import { StoreError } from '../../errors.js'
 import type { State } from '../../lifecycle.js'
 import { effectJson, planAppend, proposedJournal, validateAppendRequests, type ChainHead } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
-import { InFlightFold, type ProjectedEffect } from '../scan-fold.js'
+import { BEFORE_ANY_SEQ, InFlightFold, type ProjectedEffect } from '../scan-fold.js'
 import {
   GENESIS_HASH,
   type AppendRequest,
@@ -152,7 +152,7 @@ export class SqliteStore implements Store {
           const h = this.q.head.get(journal) as { head_seq: number; head_hash: string } | undefined
           heads.set(journal, h ? { seq: h.head_seq, hash: h.head_hash } : { seq: 0, hash: GENESIS_HASH })
           // Pages through .all() rather than one iterate(): fewer crossings into the driver (measured faster).
-          for (let after = 0; ; ) {
+          for (let after = BEFORE_ANY_SEQ; ; ) {
             const page = this.q.journalRecords.all(journal, after, SCAN_PAGE) as ScanRow[]
             for (const r of page) fold.add(journal, r[0], r[1], r[2], r[3], r[4], r[5], r[6])
             if (page.length < SCAN_PAGE) break
@@ -191,7 +191,7 @@ export class SqliteStore implements Store {
   async *records(): AsyncIterable<JournalRecord> {
     this.assertOpen()
     // Pages, not one open cursor: the connection stays free for appends between pages.
-    let after: [string, number] = ['', 0]
+    let after: [string, number] = ['', BEFORE_ANY_SEQ]
     for (;;) {
       const page = this.read('reading records', () => this.q.recordsPage.all(after[0], after[1], this.pageSize) as RecordRow[])
       for (const r of page) yield toRecord(r)
