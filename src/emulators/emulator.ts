@@ -59,6 +59,8 @@ class Swallowed extends Error {}
 export abstract class Emulator {
   /** Applications per effect id. */
   readonly applications = new Map<string, number>()
+  /** Faults that struck a request carrying an effect id, per effect id (what a client may have been left unsure of). */
+  readonly faultsHit = new Map<string, FaultMode[]>()
   /** Every request received (an Idempotency-Key is an effect id, not a secret: kept for the ledgers). */
   readonly requests: { method: string; path: string; idempotencyKey?: string }[] = []
   private faults: (FaultRule & { left: number })[] = []
@@ -99,6 +101,7 @@ export abstract class Emulator {
    */
   protected async apply<T>(req: EmulatorRequest, effectId: string | undefined, change: () => T | Promise<T>): Promise<T> {
     const fault = this.takeFault(req)
+    if (fault && effectId) this.faultsHit.set(effectId, [...(this.faultsHit.get(effectId) ?? []), fault.mode])
     const res = (req as EmulatorRequest & { res: http.ServerResponse }).res
     if (fault?.mode === 'reset-before-apply') {
       res.socket?.resetAndDestroy()
