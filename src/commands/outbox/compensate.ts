@@ -1,0 +1,38 @@
+import { Args } from '@oclif/core'
+import { BaseCommand } from '../../cli/base-command.js'
+import { ExitCode } from '../../core/errors.js'
+import { Gate } from '../../core/gate.js'
+import { compensateEffect, type CompensateResult } from '../../core/outbox/compensate.js'
+import { RulesPolicy } from '../../core/policy/rules.js'
+import { openStore } from '../../core/stores/open.js'
+import { createTargets } from '../../core/targets/registry.js'
+
+export default class OutboxCompensate extends BaseCommand<typeof OutboxCompensate> {
+  static override summary = "Submit a committed effect's compensating effect, through the same gate and policy."
+  static override description = `Asks the effect's target for the effect that undoes it (a refund's reversal, a revert commit, chat.delete...) and submits it as a new effect linked to the original (key "compensates:<id>"), through the gate and the policy: it may be HELD for operators like any other. Asking twice submits the same effect and reports where it stands. A target whose effects cannot be undone says so.
+
+Exit codes: 0 compensation committed or held; 1 it failed or was rejected; 6 the effect is not COMMITTED, or its target cannot compensate; 7 no such effect or target; 10 the compensation is AMBIGUOUS.`
+  static override examples = ['<%= config.bin %> <%= command.id %> 3f9a…c2', '<%= config.bin %> <%= command.id %> 3f9a…c2 --json']
+  static override args = { id: Args.string({ required: true, description: 'Id of the COMMITTED effect to undo.' }) }
+
+  async run(): Promise<CompensateResult> {
+    const config = await this.interlockConfig()
+    const store = await openStore(config.store)
+    const gate = new Gate({
+      store,
+      targets: createTargets(config.targets, { secrets: config.secrets }).values(),
+      policy: new RulesPolicy(config.policy.rules),
+      retry: { maxAttempts: config.gate.maxAttempts, backoffMs: config.gate.backoffMs },
+    })
+    try {
+      const r = await compensateEffect(gate, store, this.args.id)
+      this.log(`Compensation ${r.effectId} (${r.compensation.action} on ${r.compensation.target}): ${r.outcome.status}.`)
+      if (r.outcome.status === 'ambiguous') process.exitCode = ExitCode.AMBIGUOUS
+      else if (r.outcome.status === 'failed' || r.outcome.status === 'rejected') process.exitCode = ExitCode.FAILURE
+      return r
+    } finally {
+      await gate.close()
+      await store.close()
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import { Flags } from '@oclif/core'
+import { BaseCommand } from '../../cli/base-command.js'
+import { STATES, type State } from '../../core/lifecycle.js'
+import { listEffects, parseTime, type ListPage } from '../../core/outbox/list.js'
+import { openStore } from '../../core/stores/open.js'
+
+export default class OutboxList extends BaseCommand<typeof OutboxList> {
+  static override summary = 'List effects, filtered by state, target, thread and time, newest first.'
+  static override description = `One row per effect: id, state, target, action, thread, created. Filters combine; --state may be repeated. Pages of --limit effects; --page picks one (the footer says how many there are).
+
+Exit codes: 0 listed (even when nothing matched); 2 bad filter; 3 config invalid; 4 store unreachable.`
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --state HELD --state AMBIGUOUS',
+    '<%= config.bin %> <%= command.id %> --target refunds --since 2026-01-31T00:00:00Z --limit 20 --page 2',
+    '<%= config.bin %> <%= command.id %> --thread agent-7 --json',
+  ]
+  static override flags = {
+    state: Flags.string({ multiple: true, options: [...STATES], description: 'Only effects in this state (repeatable).' }),
+    target: Flags.string({ description: 'Only effects on this target.' }),
+    thread: Flags.string({ description: 'Only effects of this thread (agent run).' }),
+    since: Flags.string({ helpValue: '<time>', description: 'Only effects created at or after this ISO-8601 time.' }),
+    until: Flags.string({ helpValue: '<time>', description: 'Only effects created before this ISO-8601 time.' }),
+    limit: Flags.integer({ min: 1, max: 10_000, default: 50, description: 'Effects per page.' }),
+    page: Flags.integer({ min: 1, default: 1, description: 'Which page (1 is the newest).' }),
+  }
+
+  async run(): Promise<ListPage> {
+    const f = this.flags
+    const since = f.since === undefined ? undefined : parseTime(f.since, '--since')
+    const until = f.until === undefined ? undefined : parseTime(f.until, '--until')
+    const config = await this.interlockConfig()
+    const store = await openStore(config.store)
+    let page: ListPage
+    try {
+      page = await listEffects(store, { states: f.state as State[] | undefined, target: f.target, thread: f.thread, since, until, limit: f.limit, page: f.page })
+    } finally {
+      await store.close()
+    }
+    if (page.effects.length === 0) this.log('No effects match.')
+    else this.table(['effect', 'state', 'target', 'action', 'thread', 'created'], page.effects.map((e) => [e.effectId, e.state, e.target, e.action, e.thread, e.createdAt]))
+    this.log(`Page ${page.page} of ${page.pages} (${page.total} effect${page.total === 1 ? '' : 's'}).`)
+    return page
+  }
+}

@@ -1,0 +1,36 @@
+import { Args } from '@oclif/core'
+import { BaseCommand } from '../../cli/base-command.js'
+import { effectLines } from '../../cli/effect-view.js'
+import { effectDetails, type EffectDetails } from '../../core/outbox/show.js'
+import { openStore } from '../../core/stores/open.js'
+
+export default class OutboxShow extends BaseCommand<typeof OutboxShow> {
+  static override summary = 'Show one effect and its whole history.'
+  static override description = `The effect (target, action, args, premises, amount, the rule that held it, its digest), every signed statement about it, and every journal record, oldest first, each checked against its hash on the way.
+
+Exit codes: 0 shown; 5 its records fail their hash check; 7 no such effect.`
+  static override examples = ['<%= config.bin %> <%= command.id %> 3f9a…c2', '<%= config.bin %> <%= command.id %> 3f9a…c2 --json']
+  static override args = { id: Args.string({ required: true, description: 'Effect id (64 hex characters).' }) }
+
+  async run(): Promise<EffectDetails> {
+    const config = await this.interlockConfig()
+    const store = await openStore(config.store)
+    let d: EffectDetails
+    try {
+      d = await effectDetails(store, this.args.id)
+    } finally {
+      await store.close()
+    }
+    for (const line of effectLines(d)) this.log(line)
+    this.log()
+    this.table(['seq', 'state', 'at', 'data'], d.history.map((r) => [r.seq, r.state, r.at, summary(r.data)]))
+    return d
+  }
+}
+
+// Signatures are long and shown above; the table keeps the rest readable.
+function summary(data: Record<string, unknown>): string {
+  const shown = Object.fromEntries(Object.entries(data).filter(([k]) => !['effect', 'release', 'releases', 'denial', 'resolution'].includes(k)))
+  const text = JSON.stringify(shown)
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text
+}
