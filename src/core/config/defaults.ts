@@ -28,6 +28,9 @@ export const DEFAULTS = {
   reconcileOlderThan: '5m',
   reconcileOlderThanMs: 300_000,
   reconcileConcurrency: 4,
+  relayConcurrency: 32,
+  relayLeaseMs: 30_000,
+  relayPollMs: 1_000,
 } as const
 
 /** The embedded default used when no interlock.toml exists: SQLite in `dir`, no targets. */

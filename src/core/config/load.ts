@@ -17,7 +17,7 @@ import { parse, TomlError } from 'smol-toml'
 import { ConfigError } from '../errors.js'
 import { defaultConfig } from './defaults.js'
 import { expandEnv } from './expand-env.js'
-import { normalizeGate, normalizeReconcile, normalizeStore, normalizeTarget } from './normalize.js'
+import { normalizeGate, normalizeReconcile, normalizeRelay, normalizeStore, normalizeTarget } from './normalize.js'
 import { normalizeOperators, normalizePolicy } from './policy.js'
 import type { InterlockConfig, TargetConfig } from './types.js'
 import { validateConfigDocument } from './validate.js'
@@ -99,6 +99,7 @@ export function parseConfig(
     operators,
     policy,
     reconcile: normalizeReconcile(raw.reconcile),
+    relay: normalizeRelay(raw.relay, dir),
     secrets: expanded.secrets,
   }
 }

@@ -11,6 +11,7 @@ import type { Tier } from '../effect.js'
 import { DEFAULTS } from './defaults.js'
 import { parseDuration } from './policy.js'
 import type { ReconcileConfig } from './types.js'
+import type { RelayConfig } from './types.js'
 import type { GateConfig, HttpTargetConfig, PostgresRowTargetConfig, ServiceTargetConfig, StoreConfig, TargetConfig } from './types.js'
 import type { GithubTargetConfig, S3TargetConfig } from './types.js'
 
@@ -39,6 +40,18 @@ export function normalizeReconcile(raw: Table | undefined): ReconcileConfig {
     olderThanMs: parseDuration((raw?.older_than as string | undefined) ?? DEFAULTS.reconcileOlderThan),
     concurrency: (raw?.concurrency as number | undefined) ?? DEFAULTS.reconcileConcurrency,
   }
+}
+
+export function normalizeRelay(raw: Table | undefined, dir: string): RelayConfig {
+  const relay: RelayConfig = {
+    concurrency: (raw?.concurrency as number | undefined) ?? DEFAULTS.relayConcurrency,
+    leaseMs: (raw?.lease_ms as number | undefined) ?? DEFAULTS.relayLeaseMs,
+    pollMs: (raw?.poll_ms as number | undefined) ?? DEFAULTS.relayPollMs,
+  }
+  if (typeof raw?.id === 'string') relay.id = raw.id
+  if (typeof raw?.key === 'string') relay.key = resolvePath(dir, raw.key)
+  if (typeof raw?.health_port === 'number') relay.healthPort = raw.health_port
+  return relay
 }
 
 export function normalizeTarget(raw: Table, dir: string): TargetConfig {

@@ -20,6 +20,7 @@
 
 import { githubTarget, s3Target } from './schema-github-s3.js'
 import { DURATION, operators, policy } from './schema-policy.js'
+import { relay } from './schema-relay.js'
 import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
 
 const DURATION_MAX_MS = 600_000
@@ -307,6 +308,7 @@ export const configSchema = {
     operators: operators,
     policy: policy,
     reconcile: reconcile,
+    relay: relay,
   },
 } as const
 

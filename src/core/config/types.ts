@@ -164,6 +164,22 @@ export interface ReconcileConfig {
   concurrency: number
 }
 
+/** [relay]: how `interlock relay` drains the outbox. */
+export interface RelayConfig {
+  /** Names the relay in leases, heartbeats and receipts (default "<host>-<pid>", chosen at start). */
+  id?: string
+  /** Private key file signing receipts, resolved against the config file's folder. */
+  key?: string
+  /** Most effects in flight per target (default 32). */
+  concurrency: number
+  /** Lease length in milliseconds (default 30000). */
+  leaseMs: number
+  /** Longest wait between claims in milliseconds (default 1000). */
+  pollMs: number
+  /** Port of 127.0.0.1 for /healthz and /metrics; undefined: not served. */
+  healthPort?: number
+}
+
 export interface InterlockConfig {
   /** Absolute path of the file this came from (undefined for defaults). */
   file?: string
@@ -176,6 +192,8 @@ export interface InterlockConfig {
   policy: PolicyConfig
   /** [reconcile]; absent in hand-built configs, where DEFAULTS apply. */
   reconcile?: ReconcileConfig
+  /** [relay]; absent in hand-built configs, where DEFAULTS apply. */
+  relay?: RelayConfig
   /** Resolved values of `${ENV}` references: never printed, never journaled. */
   secrets: string[]
 }

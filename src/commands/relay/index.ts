@@ -1,0 +1,78 @@
+import { hostname } from 'node:os'
+import { Flags } from '@oclif/core'
+import { BaseCommand } from '../../cli/base-command.js'
+import { DEFAULTS } from '../../core/config/defaults.js'
+import { loadPrivateKey } from '../../core/crypto/keys.js'
+import { ConfigError } from '../../core/errors.js'
+import { RulesPolicy } from '../../core/policy/rules.js'
+import { Relay, type RelayStats } from '../../core/relay/relay.js'
+import { openStore } from '../../core/stores/open.js'
+import { createTargets } from '../../core/targets/registry.js'
+
+export default class RelayRun extends BaseCommand<typeof RelayRun> {
+  static override summary = 'Drain the outbox: claim ready effects, re-check premises, dispatch, commit, sign receipts.'
+  static override description = `Runs until SIGTERM or SIGINT, then drains: claims nothing more, finishes the effects it started, gives back the ones it had not started, and exits 0.
+
+Several relays may drain one store. Each claims effects with a lease (PostgreSQL: FOR UPDATE SKIP LOCKED, woken by LISTEN/NOTIFY, polling as a fallback) and renews it while it works; every journal write it makes carries the lease's fencing token, so a relay that was stopped past its lease and resumes can no longer dispatch or commit an effect another relay took over. When the store goes away (a PostgreSQL restart) the relay dispatches nothing it could not journal, retries with back-off, and resumes.
+
+Receipts of COMMITTED effects are signed with the relay's key (\`interlock relay keygen\`).`
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --key relay.key',
+    '<%= config.bin %> <%= command.id %> --concurrency 64 --health-port 9464',
+  ]
+
+  static override flags = {
+    key: Flags.string({ env: 'INTERLOCK_RELAY_KEY', helpValue: '<file>', description: 'Relay private key file (mode 0600). Default: [relay] key.' }),
+    'relay-id': Flags.string({ description: 'Names this relay in leases, heartbeats and receipts. Default: [relay] id, else <host>-<pid>.' }),
+    concurrency: Flags.integer({ min: 1, max: 10_000, description: `Most effects in flight per target. Default: [relay] concurrency, else ${DEFAULTS.relayConcurrency}.` }),
+    'lease-ms': Flags.integer({ min: 100, description: `Lease length in milliseconds. Default: [relay] lease_ms, else ${DEFAULTS.relayLeaseMs}.` }),
+    'poll-ms': Flags.integer({ min: 1, description: `Longest wait between claims in milliseconds. Default: [relay] poll_ms, else ${DEFAULTS.relayPollMs}.` }),
+    'health-port': Flags.integer({ min: 0, max: 65_535, description: 'Serve /healthz and /metrics on this port of 127.0.0.1 (0: any free port). Default: [relay] health_port.' }),
+  }
+
+  async run(): Promise<RelayStats> {
+    const config = await this.interlockConfig()
+    const settings = config.relay
+    const keyFile = this.flags.key ?? settings?.key
+    if (!keyFile) {
+      throw new ConfigError('the relay has no key to sign receipts with', [], {
+        hint: 'Make one with `interlock relay keygen`, then pass --key <file> or set [relay] key in interlock.toml.',
+      })
+    }
+    const key = loadPrivateKey(keyFile)
+    if (key.kind !== 'relay') {
+      throw new ConfigError(`key file ${keyFile} holds an ${key.kind} key, not a relay key`, [], { hint: 'Make a relay key with `interlock relay keygen`.' })
+    }
+    const store = await openStore(config.store)
+    const relay = new Relay({
+      store,
+      targets: createTargets(config.targets).values(),
+      relayId: this.flags['relay-id'] ?? settings?.id ?? `${hostname()}-${process.pid}`,
+      key,
+      policy: new RulesPolicy(config.policy.rules),
+      retry: { maxAttempts: config.gate.maxAttempts, backoffMs: config.gate.backoffMs },
+      concurrency: this.flags.concurrency ?? settings?.concurrency,
+      leaseMs: this.flags['lease-ms'] ?? settings?.leaseMs,
+      pollMs: this.flags['poll-ms'] ?? settings?.pollMs,
+      healthPort: this.flags['health-port'] ?? settings?.healthPort,
+      log: (line) => this.logToStderr(line),
+    })
+    const stopped = new Promise<void>((resolve) => {
+      process.once('SIGTERM', () => resolve())
+      process.once('SIGINT', () => resolve())
+    })
+    try {
+      await relay.start()
+      this.logToStderr(`relay ${relay.id} draining ${config.store.kind} store${relay.healthPort === undefined ? '' : `; /healthz and /metrics on 127.0.0.1:${relay.healthPort}`}`)
+      await stopped
+      this.logToStderr(`relay ${relay.id}: stopping, finishing what is in flight`)
+      const stats = await relay.stop()
+      if (!this.jsonEnabled()) {
+        this.log(`relay ${stats.relay}: ${stats.finished} effects finished (${Object.entries(stats.byStatus).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'})`)
+      }
+      return stats
+    } finally {
+      await store.close()
+    }
+  }
+}

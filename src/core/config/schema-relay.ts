@@ -1,0 +1,45 @@
+/** JSON Schema of `[relay]`: how `interlock relay` drains the outbox (see schema.ts for the conventions). */
+export const relay = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'How `interlock relay` drains the outbox. Command-line flags override these keys.',
+  properties: {
+    id: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$',
+      patternErrorMessage: 'must be 1-100 letters, digits or ._:@- starting with a letter or digit',
+      description: 'Names this relay in leases, heartbeats and signed receipts; unique per running relay. Default "<host>-<pid>".',
+    },
+    key: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'The relay\'s private key file (from `interlock relay keygen`), which signs COMMITTED receipts; mode 0600. Relative to this file\'s folder.',
+    },
+    concurrency: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 10_000,
+      description: 'Most effects in flight per target at once. Default 32.',
+    },
+    lease_ms: {
+      type: 'integer',
+      minimum: 100,
+      maximum: 3_600_000,
+      description:
+        'How long a claim holds an effect without renewal, in milliseconds; renewed every third of it while work runs. A relay stopped for longer loses the effect to another relay. Default 30000.',
+    },
+    poll_ms: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 600_000,
+      description: 'Longest wait between claims when no notification arrives, in milliseconds. Default 1000.',
+    },
+    health_port: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 65_535,
+      description: 'Serve /healthz and Prometheus /metrics on this port of 127.0.0.1 (0: any free port). Default: not served.',
+    },
+  },
+} as const
