@@ -9,6 +9,7 @@ import { dispatch } from './dispatch.js'
 import type { EffectSnapshot } from './effect.js'
 import { transition, targetOf, type GateContext } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
+import { unsafe } from './unsafe.js'
 
 export interface AdvanceOptions {
   /** True when resuming after a crash: a DISPATCHED effect may already have landed. */
@@ -29,8 +30,9 @@ export async function advance(ctx: GateContext, start: EffectSnapshot, opts: Adv
         continue
       }
       case 'AUTHORIZED': {
+        if (unsafe('sendBeforeDurable')) return sendBeforeDurable(ctx, snap)
         // Premises are checked here, as late as possible before DISPATCHED.
-        const violations = await targetOf(ctx, snap.effect.target).validatePremises(snap.effect)
+        const violations = unsafe('skipPremiseCheck') ? [] : await targetOf(ctx, snap.effect.target).validatePremises(snap.effect)
         const t =
           violations.length > 0
             ? await transition(ctx, snap, 'REJECTED', { violations })
@@ -46,4 +48,13 @@ export async function advance(ctx: GateContext, start: EffectSnapshot, opts: Adv
         return outcomeOf(snap)
     }
   }
+}
+
+/** UNSAFE test switch (unsafe.ts): sends while the journal still says AUTHORIZED. Never reached otherwise. */
+async function sendBeforeDurable(ctx: GateContext, snap: EffectSnapshot): Promise<SubmitOutcome> {
+  const receipt = await targetOf(ctx, snap.effect.target).apply(snap.effect, { attempt: 1, recovering: false })
+  const d = await transition(ctx, snap, 'DISPATCHED', {})
+  if (!d.moved) return outcomeOf(d.current)
+  const c = await transition(ctx, d.snap, 'COMMITTED', { receipt, via: 'apply' })
+  return outcomeOf(c.moved ? c.snap : c.current)
 }

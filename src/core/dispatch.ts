@@ -12,6 +12,7 @@ import type { EffectSnapshot, Receipt } from './effect.js'
 import { DispatchFault, type DispatchFaultKind } from './errors.js'
 import { transition, targetOf, type GateContext } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
+import { unsafe } from './unsafe.js'
 
 export interface DispatchOptions {
   /** Recovery found the effect DISPATCHED: a previous process may have applied it. */
@@ -37,7 +38,7 @@ export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: Dis
       }
       if (found) return commit(ctx, snap, found, 'query')
     }
-    if (mayHaveLanded && tier === 3) {
+    if (mayHaveLanded && tier === 3 && !(opts.recovering && unsafe('resendTier3'))) {
       return settle(ctx, snap, 'AMBIGUOUS', {
         reason: lastReason || 'the process crashed while the effect was in flight; the target cannot say whether it landed',
       })
