@@ -5,13 +5,13 @@
  * names produces its own failing check id and exit 1; a healthy setup exits
  * 0; --json matches schemas/check-report.schema.json.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Ajv } from 'ajv'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { generateKeyPair } from '../../src/core/crypto/keys.js'
+import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
 import { install } from '../../src/core/stores/migrate.js'
 import { GithubEmulator } from '../emulators/github.js'
 import { S3Emulator } from '../emulators/s3.js'
@@ -37,6 +37,7 @@ const slack = new SlackEmulator()
 let db: TestDatabase
 let repo: TempRepo
 let env: Record<string, string>
+let relayKey: string
 const alice = generateKeyPair('operator', 'alice').publicKey
 const bob = generateKeyPair('operator', 'bob').publicKey
 const validate = new Ajv({ strict: false }).compile(JSON.parse(readFileSync(join(import.meta.dirname, '../../schemas/check-report.schema.json'), 'utf8')))
@@ -58,6 +59,8 @@ beforeAll(async () => {
   await admin.query('DELETE FROM behind.schema_migrations WHERE version = (SELECT max(version) FROM behind.schema_migrations)')
   await admin.end()
   repo = await tempRepo({ 'README.md': 'hello\n' })
+  relayKey = join(mkdtempSync(join(tmpdir(), 'interlock-relay-key-')), 'relay.key')
+  writeKeyFile(relayKey, generateKeyPair('relay', 'relay-1'))
   env = {
     INTERLOCK_DATABASE_URL: db.url,
     ORDERS_DATABASE_URL: db.url,
@@ -82,6 +85,7 @@ interface Parts {
   table?: string
   quorum?: number
   ruleTarget?: string
+  relayKey?: string
   extra?: string
 }
 
@@ -91,6 +95,9 @@ function config(p: Parts = {}): string {
 kind = "postgres"
 url = "\${INTERLOCK_DATABASE_URL}"
 schema = "${p.schema ?? 'interlock'}"
+
+[relay]
+key = "${p.relayKey ?? relayKey}"
 
 [targets.refunds]
 type = "stripe"
@@ -182,6 +189,8 @@ describe('interlock check', () => {
     expect(rows.find((r) => r.id === 'store.schema')?.status).toBe('pass')
     expect(rows.find((r) => r.id === 'policy.quorum')?.status).toBe('pass')
     expect(rows.find((r) => r.id === 'policy.rules.big-refunds')?.status).toBe('pass')
+    expect(rows.find((r) => r.id === 'keys.relay')?.status).toBe('pass')
+    expect(rows.find((r) => r.id === 'keys.operators')?.status).toBe('pass')
     // Read-only: the probes asked, and nothing was applied anywhere.
     expect(stripe.requests.slice(before.stripe)).toEqual([{ method: 'GET', path: '/v1/balance' }])
     expect(github.requests.slice(before.github).map((r) => r.method)).toEqual(['GET', 'GET'])
@@ -304,6 +313,18 @@ describe('interlock check', () => {
     expect(run.code).toBe(1)
     const malformed = await check(config().replace(bob, 'ed25519:short'), ['--only', 'keys'])
     expect(failing(malformed.rows)).toEqual(['keys.operators'])
+  })
+
+  it('fails a relay key readable by group or others', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'interlock-relay-key-'))
+    const key = join(dir, 'relay.key')
+    writeKeyFile(key, generateKeyPair('relay', 'relay-2'))
+    chmodSync(key, 0o644)
+    const { run, rows } = await check(config({ relayKey: key }), ['--only', 'keys'])
+    expect(failing(rows)).toEqual(['keys.relay'])
+    expect(rows.find((r) => r.id === 'keys.relay')!.detail).toContain('mode 644')
+    expect(rows.find((r) => r.id === 'keys.relay')!.fix).toContain(`chmod 600 ${key}`)
+    expect(run.code).toBe(1)
   })
 
   it('lists every schema problem with its key path, and checks nothing further', async () => {

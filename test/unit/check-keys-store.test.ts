@@ -1,8 +1,6 @@
 /**
  * The keys and store families of `interlock check`, and the runner, at unit
- * level: real key files with real modes, real SQLite journals. (The relay key
- * is read from [relay] key; until that section is in the config schema,
- * the family is driven here with the parsed document it would see.)
+ * level: real key files with real modes, real SQLite journals.
  */
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
