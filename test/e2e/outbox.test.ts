@@ -1,0 +1,249 @@
+/**
+ * The operator's commands through the built binary, on a real SQLite journal:
+ * keygen, list, status, release (quorum, confirmation, key mode refusal,
+ * encrypted keys, deny), resolve, compensate, show, verify and export.
+ */
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, inject, it } from 'vitest'
+import { parseConfig } from '../../src/core/config/load.js'
+import { Gate } from '../../src/core/gate.js'
+import { RulesPolicy } from '../../src/core/policy/rules.js'
+import { openStore } from '../../src/core/stores/open.js'
+import { interlock, type Run } from '../helpers/cli.js'
+import { CountingTarget } from '../helpers/counting-target.js'
+
+beforeAll(() => {
+  const buildError = inject('cliBuildError')
+  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
+})
+
+const json = (run: Run) => JSON.parse(run.stdout)
+
+interface Setup {
+  cwd: string
+  held: string
+  small: string
+  denied: string
+  ambiguous: string
+}
+
+async function setup(): Promise<Setup> {
+  const cwd = mkdtempSync(join(tmpdir(), 'interlock-e2e-outbox-'))
+  const keys: Record<string, string> = {}
+  for (const name of ['alice', 'bob']) {
+    const run = await interlock(['operator', 'keygen', '--name', name, '--json'], { cwd })
+    expect(run.code, run.stderr).toBe(0)
+    keys[name] = json(run).publicKey
+  }
+  const config = `
+[store]
+path = "journal.db"
+
+[targets.refunds]
+type = "http"
+tier = 1
+url = "http://127.0.0.1:9/refunds"
+
+[targets.mail]
+type = "http"
+tier = 3
+url = "http://127.0.0.1:9/mail"
+
+[[operators]]
+name = "alice"
+public_key = "${keys.alice}"
+
+[[operators]]
+name = "bob"
+public_key = "${keys.bob}"
+
+[[policy.rules]]
+name = "large-refunds"
+target = "refunds"
+quorum = 2
+release_ttl = "15m"
+when = [{ arg = "amount", above = "500.00", currency = "USD" }]
+`
+  writeFileSync(join(cwd, 'interlock.toml'), config)
+  const parsed = parseConfig(config, { file: join(cwd, 'interlock.toml'), env: {} })
+  // The agent's side, in process: the same journal, the same policy.
+  const store = await openStore(parsed.store)
+  const mail = new CountingTarget('mail', 3)
+  mail.faults.push({ kind: 'unknown' })
+  const gate = new Gate({ store, targets: [new CountingTarget('refunds', 1), mail], policy: new RulesPolicy(parsed.policy.rules), retry: { maxAttempts: 1, backoffMs: 0 } })
+  const refund = (amount: string) => gate.submit({ thread: 'agent-1', target: 'refunds', action: 'refund', args: { amount, currency: 'USD' }, premises: { charge: 'ch_1' } })
+  const held = await refund('900.00')
+  const small = await refund('12.00')
+  const denied = await refund('700.00')
+  const ambiguous = await gate.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'a@example.com' } })
+  expect([held.status, small.status, denied.status, ambiguous.status]).toEqual(['held', 'committed', 'held', 'ambiguous'])
+  await gate.close()
+  await store.close()
+  return { cwd, held: held.effectId, small: small.effectId, denied: denied.effectId, ambiguous: ambiguous.effectId }
+}
+
+describe('interlock operator keygen / relay keygen', () => {
+  it('writes a 0600 key file, prints the [[operators]] table, and never overwrites without --force', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'interlock-e2e-keys-'))
+    const run = await interlock(['operator', 'keygen', '--name', 'alice', '--json'], { cwd })
+    expect(run.code, run.stderr).toBe(0)
+    const out = json(run)
+    expect(out).toMatchObject({ kind: 'operator', name: 'alice', path: join(cwd, 'alice.operator.key'), mode: '0600', encrypted: false })
+    expect(out.publicKey).toMatch(/^ed25519:[A-Za-z0-9_-]{43}$/)
+    expect(out.toml).toBe(`[[operators]]\nname = "alice"\npublic_key = "${out.publicKey}"`)
+    expect(statSync(out.path).mode & 0o777).toBe(0o600)
+
+    const again = await interlock(['operator', 'keygen', '--name', 'alice'], { cwd })
+    expect(again.code).toBe(6)
+    expect(again.stderr).toContain('E_KEY_EXISTS')
+
+    const human = await interlock(['relay', 'keygen', '--name', 'relay-1'], { cwd })
+    expect(human.code, human.stderr).toBe(0)
+    expect(human.stdout).toMatch(/Public key: ed25519:/)
+    expect(statSync(join(cwd, 'relay-1.relay.key')).mode & 0o777).toBe(0o600)
+  })
+
+  it('encrypts with a passphrase from the environment', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'interlock-e2e-keys-'))
+    const run = await interlock(['operator', 'keygen', '--name', 'carol', '--passphrase-env', 'PASS', '--json'], { cwd, env: { PASS: 'open sesame' } })
+    expect(run.code, run.stderr).toBe(0)
+    expect(json(run).encrypted).toBe(true)
+    expect(JSON.parse(readFileSync(join(cwd, 'carol.operator.key'), 'utf8')).encrypted.kdf).toBe('scrypt')
+    const unset = await interlock(['operator', 'keygen', '--name', 'dave', '--passphrase-env', 'NOPE'], { cwd })
+    expect(unset.code).toBe(2)
+  })
+})
+
+describe('interlock outbox', () => {
+  let s: Setup
+  beforeAll(async () => {
+    s = await setup()
+  }, 60_000)
+
+  it('list filters by state, as a table and as JSON with paging', async () => {
+    const run = await interlock(['outbox', 'list', '--state', 'HELD', '--json'], { cwd: s.cwd })
+    expect(run.code, run.stderr).toBe(0)
+    const page = json(run)
+    expect(page).toMatchObject({ page: 1, total: 2, pages: 1 })
+    expect(page.effects.map((e: { effectId: string }) => e.effectId).sort()).toEqual([s.held, s.denied].sort())
+    const paged = json(await interlock(['outbox', 'list', '--limit', '1', '--page', '2', '--json'], { cwd: s.cwd }))
+    expect(paged).toMatchObject({ page: 2, limit: 1, total: 4, pages: 4 })
+    expect(paged.effects).toHaveLength(1)
+    const table = await interlock(['outbox', 'list', '--target', 'refunds'], { cwd: s.cwd })
+    expect(table.stdout).toContain(s.small)
+    expect(table.stdout).toContain('Page 1 of 1 (3 effects).')
+    const future = json(await interlock(['outbox', 'list', '--since', '2999-01-01', '--json'], { cwd: s.cwd }))
+    expect(future.total).toBe(0)
+    expect((await interlock(['outbox', 'list', '--since', 'yesterday'], { cwd: s.cwd })).code).toBe(2)
+  })
+
+  it('status counts per state and names what waits for an operator', async () => {
+    const run = await interlock(['outbox', 'status', '--json'], { cwd: s.cwd })
+    expect(run.code, run.stderr).toBe(0)
+    const st = json(run)
+    expect(st.counts).toMatchObject({ HELD: 2, COMMITTED: 1, AMBIGUOUS: 1 })
+    expect(st.held.map((h: { why: string }) => h.why)).toEqual(['large-refunds', 'large-refunds'])
+    expect(st.ambiguous[0].effectId).toBe(s.ambiguous)
+    expect(st.relays).toEqual([])
+    const human = await interlock(['outbox', 'status'], { cwd: s.cwd })
+    expect(human.stdout).toContain('HELD, waiting for a release')
+    expect(human.stdout).toContain('No relay heartbeats recorded.')
+  })
+
+  it('release needs a terminal or --yes, refuses a key file others can read, then signs up to the quorum', async () => {
+    const alice = join(s.cwd, 'alice.operator.key')
+    const noTty = await interlock(['outbox', 'release', s.held, '--key', alice], { cwd: s.cwd })
+    expect(noTty.code).toBe(2)
+    expect(noTty.stderr).toContain('--yes')
+    expect(noTty.stdout).toContain('Held by  rule "large-refunds": args.amount 900.00 USD is above 500.00')
+
+    chmodSync(alice, 0o644)
+    const open = await interlock(['outbox', 'release', s.held, '--yes', '--key', alice], { cwd: s.cwd })
+    expect(open.code).toBe(3)
+    expect(open.stderr).toContain('E_KEY_MODE')
+    expect(open.stderr).toContain(`chmod 600 ${alice}`)
+    chmodSync(alice, 0o600)
+
+    const first = await interlock(['outbox', 'release', s.held, '--yes', '--json'], { cwd: s.cwd, env: { INTERLOCK_OPERATOR_KEY: alice } })
+    expect(first.code, first.stderr).toBe(0)
+    expect(json(first)).toMatchObject({ effectId: s.held, state: 'HELD', operator: 'alice', quorum: { have: 1, need: 2, signers: ['alice'] } })
+    expect(json(first).release.statement).toMatchObject({ kind: 'release', effectId: s.held, operator: 'alice', rule: 'large-refunds' })
+
+    const second = await interlock(['outbox', 'release', s.held, '--yes', '--key', join(s.cwd, 'bob.operator.key')], { cwd: s.cwd })
+    expect(second.code, second.stderr).toBe(0)
+    expect(second.stdout).toContain('quorum met (alice, bob)')
+    expect(second.stdout).toContain('AUTHORIZED')
+
+    const late = await interlock(['outbox', 'release', s.held, '--yes', '--key', alice], { cwd: s.cwd })
+    expect(late.code).toBe(6)
+  })
+
+  it('release --deny rejects with the signed reason', async () => {
+    const run = await interlock(['outbox', 'release', s.denied, '--deny', '--reason', 'refunded by hand', '--yes', '--json', '--key', join(s.cwd, 'bob.operator.key')], { cwd: s.cwd })
+    expect(run.code, run.stderr).toBe(0)
+    expect(json(run)).toMatchObject({ state: 'REJECTED', operator: 'bob', denial: { statement: { kind: 'denial', reason: 'refunded by hand' } } })
+  })
+
+  it('resolve signs what happened to an AMBIGUOUS effect, and refuses any other', async () => {
+    const wrong = await interlock(['outbox', 'resolve', s.small, '--applied', '--yes', '--key', join(s.cwd, 'alice.operator.key')], { cwd: s.cwd })
+    expect(wrong.code).toBe(6)
+    const none = await interlock(['outbox', 'resolve', s.ambiguous, '--yes', '--key', join(s.cwd, 'alice.operator.key')], { cwd: s.cwd })
+    expect(none.code).toBe(2)
+    const run = await interlock(['outbox', 'resolve', s.ambiguous, '--applied', '--yes', '--json', '--key', join(s.cwd, 'alice.operator.key')], { cwd: s.cwd })
+    expect(run.code, run.stderr).toBe(0)
+    expect(json(run)).toMatchObject({ state: 'COMMITTED', operator: 'alice', resolution: { statement: { kind: 'resolution', applied: true } } })
+  })
+
+  it('compensate says when a target cannot undo its effects', async () => {
+    const run = await interlock(['outbox', 'compensate', s.small], { cwd: s.cwd })
+    expect(run.code).toBe(6)
+    expect(run.stderr).toContain('cannot be compensated')
+    const missing = await interlock(['outbox', 'compensate', 'f'.repeat(64), '--json'], { cwd: s.cwd })
+    expect(missing.code).toBe(7)
+    expect(json(missing).error.code).toBe('E_NOT_FOUND')
+  })
+
+  it('show gives the whole history with every signature', async () => {
+    const run = await interlock(['outbox', 'show', s.held, '--json'], { cwd: s.cwd })
+    expect(run.code, run.stderr).toBe(0)
+    const d = json(run)
+    expect(d.history.map((r: { state: string }) => r.state)).toEqual(['PROPOSED', 'HELD', 'HELD', 'HELD', 'AUTHORIZED'])
+    expect(d.statements.map((x: { statement: { operator: string } }) => x.statement.operator)).toEqual(['alice', 'bob', 'alice', 'bob'])
+    expect(d).toMatchObject({ rule: 'large-refunds', amount: '900.00 USD' })
+    const human = await interlock(['outbox', 'show', s.held], { cwd: s.cwd })
+    expect(human.stdout).toContain('Signed   release by operator alice')
+  })
+
+  it('verify passes on the store and on an export, and fails (exit 5) on a tampered export', async () => {
+    const store = await interlock(['outbox', 'verify', '--json'], { cwd: s.cwd })
+    expect(store.code, store.stderr).toBe(0)
+    expect(json(store)).toMatchObject({ ok: true, effects: 4, signatures: { valid: 6, invalid: 0 } })
+
+    const file = join(s.cwd, 'audit.jsonl')
+    const exported = await interlock(['outbox', 'export', '--out', file, '--json'], { cwd: s.cwd })
+    expect(exported.code, exported.stderr).toBe(0)
+    expect(json(exported)).toMatchObject({ effects: 4 })
+    expect((await interlock(['outbox', 'export', '--out', file], { cwd: s.cwd })).code).toBe(1)
+    const fromFile = await interlock(['outbox', 'verify', '--file', file], { cwd: s.cwd })
+    expect(fromFile.code, fromFile.stderr).toBe(0)
+    expect(fromFile.stdout).toContain('OK: every chain, transition and signature verifies.')
+
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"amount":"900.00"', '"amount":"9000.00"'))
+    const bad = await interlock(['outbox', 'verify', '--file', file, '--json'], { cwd: s.cwd })
+    expect(bad.code).toBe(5)
+    const err = json(bad).error
+    expect(err.code).toBe('E_INTEGRITY')
+    expect(err.message).toMatch(/record 1 .*altered/)
+  })
+
+  it('every outbox and keygen command has a description and an example in --help', async () => {
+    for (const id of ['outbox release', 'outbox resolve', 'outbox compensate', 'outbox status', 'outbox list', 'outbox show', 'outbox verify', 'outbox export', 'operator keygen', 'relay keygen']) {
+      const run = await interlock([...id.split(' '), '--help'], { cwd: s.cwd })
+      expect(run.code, id).toBe(0)
+      expect(run.stdout, id).toContain('EXAMPLES')
+      expect(run.stdout, id).toContain('Exit codes')
+    }
+  })
+})
