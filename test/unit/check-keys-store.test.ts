@@ -63,6 +63,11 @@ describe('keys.relay', () => {
     const rows = await keysCheck.run(ctx)
     expect(rows.map((r) => [r.id, r.status])).toEqual([['keys.operators', 'pass'], ['keys.relay', 'fail']])
     expect((await keysCheck.run({ ...ctx, raw: {} })).map((r) => r.id)).toEqual(['keys.operators'])
+    // As the relay does: $INTERLOCK_RELAY_KEY when the file names no key.
+    expect((await keysCheck.run({ ...ctx, raw: {}, relayKeyEnv: join(d, 'relay.key') })).at(-1)).toMatchObject({ id: 'keys.relay', status: 'fail' })
+    // A shared outbox is drained by relays: no key anywhere is worth a warning there.
+    const shared = { ...ctx, raw: {}, config: { ...ctx.config, store: { kind: 'postgres' as const, url: 'postgres://db/app', schema: 'interlock' } } }
+    expect((await keysCheck.run(shared)).at(-1)).toMatchObject({ id: 'keys.relay', status: 'warn' })
   })
 })
 

@@ -91,7 +91,7 @@ export function checkConfig(options: ConfigStepOptions): ConfigStep {
   for (const [path, name] of unset) {
     if (!/^(targets|store)\./.test(path)) rows.push(fail('config.env', `${path} is set`, `${path}: environment variable ${name} is not set`, `Export ${name} in the environment check runs in.`))
   }
-  return { file, rows, context: { config, raw: raw as Record<string, unknown>, unset, operatorProblems, policyProblems } }
+  return { file, rows, context: { config, raw: raw as Record<string, unknown>, unset, operatorProblems, policyProblems, relayKeyEnv: options.env.INTERLOCK_RELAY_KEY || undefined } }
 }
 
 function configProblems(text: string, file: string, env: Record<string, string | undefined>): string[] {

@@ -5,13 +5,15 @@
  * - `keys.relay`: the relay's private key file exists, is a relay key, and
  *   is not readable by group or others (the relay itself refuses such a
  *   file: crypto/keys.ts loadPrivateKey). The file is only stat'ed and its
- *   public part parsed; the private key is never decrypted here.
+ *   public part parsed; the private key is never decrypted here. The file is
+ *   [relay] key, else $INTERLOCK_RELAY_KEY, as `interlock relay` reads it; a
+ *   PostgreSQL store (drained by relays) with neither is a warning.
  */
 import { readFileSync, statSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { parseKeyFile } from '../crypto/keys.js'
 import { FIX_OPERATOR_KEY } from './config-check.js'
-import { fail, pass } from './rows.js'
+import { fail, pass, warn } from './rows.js'
 import type { CheckContext, CheckModule, CheckRow } from './types.js'
 
 export const keysCheck: CheckModule = {
@@ -22,13 +24,17 @@ export const keysCheck: CheckModule = {
       ctx.operatorProblems.length > 0
         ? ctx.operatorProblems.map((p) => fail('keys.operators', OPS, p, FIX_OPERATOR_KEY))
         : [pass('keys.operators', OPS, ctx.config.operators.length === 0 ? 'no operators declared' : `${ctx.config.operators.map((o) => o.name).join(', ')}: ed25519 keys`)]
-    const keyFile = relayKeyFile(ctx)
+    const keyFile = relayKeyFile(ctx) ?? ctx.relayKeyEnv
     if (keyFile !== undefined) rows.push(checkRelayKey(keyFile))
+    else if (ctx.config.store.kind === 'postgres') {
+      // A shared outbox is drained by relays, and a relay signs every receipt: it will need a key.
+      rows.push(warn('keys.relay', 'relay key exists and is private', 'no relay key configured ([relay] key, or INTERLOCK_RELAY_KEY)', 'Make one with `interlock relay keygen` and set [relay] key, unless no relay runs from this config.'))
+    }
     return rows
   },
 }
 
-/** [relay] key, relative to the config file's folder; undefined when no relay key is configured. */
+/** [relay] key, relative to the config file's folder; undefined when the file names none. */
 function relayKeyFile(ctx: CheckContext): string | undefined {
   const relay = ctx.raw.relay as Record<string, unknown> | undefined
   const path = relay?.key

@@ -59,6 +59,8 @@ export interface CheckContext {
   /** Per-key problems the loader's cross-key checks found ([[operators]], [policy]). */
   operatorProblems: readonly string[]
   policyProblems: readonly string[]
+  /** $INTERLOCK_RELAY_KEY, which `interlock relay` reads when [relay] key is absent. */
+  relayKeyEnv?: string
   /** Longest wait for one probe. */
   timeoutMs: number
 }
