@@ -100,6 +100,20 @@ export function toEffect(input: EffectInput): Effect {
   return effect
 }
 
+/** The effect as journaled: exactly its fields, `key` only when present. */
+export function effectJson(effect: Effect): JsonObject {
+  const e: JsonObject = {
+    id: effect.id,
+    thread: effect.thread,
+    target: effect.target,
+    action: effect.action,
+    args: effect.args,
+    premises: effect.premises,
+  }
+  if (effect.key !== undefined) e.key = effect.key
+  return e
+}
+
 function isPlainObject(v: unknown): v is JsonObject {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
 }

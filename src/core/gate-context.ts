@@ -1,6 +1,6 @@
 /** What the lifecycle steps need, injected once by the Gate. */
 import type { JsonObject } from './canonical-json.js'
-import type { Effect, EffectSnapshot, Tier } from './effect.js'
+import { effectJson, type Effect, type EffectSnapshot, type Tier } from './effect.js'
 import { ConflictError, NotFoundError } from './errors.js'
 import { crashPoint, stateCrashPoint } from './crash-points.js'
 import type { State } from './lifecycle.js'
@@ -60,15 +60,7 @@ export async function transition(
   return { moved: true, snap: { ...snap, state: to, seq: r.seq, detail: data, updatedAt: r.at } }
 }
 
+/** The PROPOSED record's data: the whole effect and its target's tier, under the hash chain. */
 export function proposal(effect: Effect, tier: Tier): JsonObject {
-  const e: JsonObject = {
-    id: effect.id,
-    thread: effect.thread,
-    target: effect.target,
-    action: effect.action,
-    args: effect.args,
-    premises: effect.premises,
-  }
-  if (effect.key !== undefined) e.key = effect.key
-  return { effect: e, tier }
+  return { effect: effectJson(effect), tier }
 }

@@ -5,7 +5,7 @@
  * reads the current rows, calls planAppend, and writes the plan.
  */
 import { canonicalJson, type JsonObject } from '../canonical-json.js'
-import type { Effect, EffectSnapshot } from '../effect.js'
+import { effectJson, type Effect, type EffectSnapshot } from '../effect.js'
 import { InputError } from '../errors.js'
 import { assertTransition } from '../lifecycle.js'
 import { recordHash } from './record-hash.js'
@@ -138,18 +138,5 @@ function sameLease(a: Lease, b: Lease | undefined): boolean {
   return b !== undefined && a.relay === b.relay && a.token === b.token
 }
 
-/** The effect as journaled: exactly its fields, `key` only when present. */
-export function effectJson(effect: Effect): JsonObject {
-  const e: JsonObject = {
-    id: effect.id,
-    thread: effect.thread,
-    target: effect.target,
-    action: effect.action,
-    args: effect.args,
-    premises: effect.premises,
-  }
-  if (effect.key !== undefined) e.key = effect.key
-  return e
-}
-
 export { GENESIS_HASH }
+export { effectJson }
