@@ -1,0 +1,99 @@
+/**
+ * One worker process of bench/relay: an Interlock relay, a pg-boss worker or
+ * a graphile-worker runner, each draining a no-op job/effect. It connects,
+ * prints "ready", starts on "go" (stdin), and on SIGTERM stops and prints
+ * what it did as JSON.
+ *
+ *   tsx bench/relay/worker.ts <interlock|pgboss|graphile> <database url> [concurrency]
+ */
+import { once } from 'node:events'
+import { generateKeyPair } from '../../src/core/crypto/keys.js'
+import { Relay } from '../../src/core/relay/relay.js'
+import { openStore } from '../../src/core/stores/open.js'
+import type { EffectTarget } from '../../src/core/targets/target.js'
+
+const [kind, url, concurrencyArg] = process.argv.slice(2) as [string, string, string | undefined]
+const concurrency = Number(concurrencyArg ?? 64)
+
+const noop: EffectTarget = { name: 'noop', tier: 1, validatePremises: async () => [], apply: async (e) => ({ ok: e.id }) }
+
+async function interlock(): Promise<{ go(): Promise<void>; stop(): Promise<unknown> }> {
+  const store = await openStore({ kind: 'postgres', url, schema: 'interlock' }, { maxConnections: 8 })
+  const relay = new Relay({
+    store,
+    targets: [noop],
+    relayId: `bench-${process.pid}`,
+    key: generateKeyPair('relay', 'bench'),
+    concurrency,
+    leaseMs: 30_000,
+    pollMs: 50,
+  })
+  return {
+    go: () => relay.start(),
+    stop: async () => {
+      const stats = await relay.stop()
+      await store.close()
+      return stats
+    },
+  }
+}
+
+async function pgboss(): Promise<{ go(): Promise<void>; stop(): Promise<unknown> }> {
+  const { default: PgBoss } = await import('pg-boss')
+  const boss = new PgBoss({ connectionString: url, max: 8, supervise: false, schedule: false, migrate: false })
+  boss.on('error', () => {})
+  await boss.start()
+  let done = 0
+  return {
+    go: async () => {
+      // Several fetch loops per process, each taking a batch: pg-boss's way to run jobs concurrently.
+      const loops = Math.max(1, Math.round(concurrency / 16))
+      for (let i = 0; i < loops; i++) {
+        await boss.work('bench', { batchSize: 100, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+          done += jobs.length
+        })
+      }
+    },
+    stop: async () => {
+      await boss.stop({ graceful: true, wait: true, close: true })
+      return { done }
+    },
+  }
+}
+
+async function graphile(): Promise<{ go(): Promise<void>; stop(): Promise<unknown> }> {
+  const { run, Logger } = await import('graphile-worker')
+  let done = 0
+  let runner: Awaited<ReturnType<typeof run>> | undefined
+  return {
+    go: async () => {
+      runner = await run({
+        connectionString: url,
+        concurrency,
+        maxPoolSize: 8,
+        noHandleSignals: true,
+        pollInterval: 500,
+        // Silent: its default logger writes a line per job, which would be measured too.
+        logger: new Logger(() => () => {}),
+        taskList: {
+          noop: async () => {
+            done++
+          },
+        },
+      })
+    },
+    stop: async () => {
+      await runner?.stop()
+      return { done }
+    },
+  }
+}
+
+const worker = kind === 'interlock' ? await interlock() : kind === 'pgboss' ? await pgboss() : await graphile()
+process.stdout.write('ready\n')
+process.stdin.setEncoding('utf8')
+await once(process.stdin, 'data')
+await worker.go()
+await once(process, 'SIGTERM')
+process.stdout.write(`${JSON.stringify(await worker.stop())}\n`)
+process.exit(0)
