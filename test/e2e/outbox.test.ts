@@ -20,10 +20,14 @@ beforeAll(() => {
 })
 
 const json = (run: Run) => JSON.parse(run.stdout)
+const BOB = { BOB_PASS: 'correct horse battery staple' }
+const bobKey = (cwd: string) => ['--key', join(cwd, 'bob.operator.key'), '--passphrase-env', 'BOB_PASS']
 
 interface Setup {
   cwd: string
   held: string
+  /** For two operators releasing at once, from two processes. */
+  race: string
   small: string
   denied: string
   ambiguous: string
@@ -33,7 +37,9 @@ async function setup(): Promise<Setup> {
   const cwd = mkdtempSync(join(tmpdir(), 'interlock-e2e-outbox-'))
   const keys: Record<string, string> = {}
   for (const name of ['alice', 'bob']) {
-    const run = await interlock(['operator', 'keygen', '--name', name, '--json'], { cwd })
+    // bob's key is encrypted at rest: his commands pass --passphrase-env.
+    const encrypt = name === 'bob' ? ['--passphrase-env', 'BOB_PASS'] : []
+    const run = await interlock(['operator', 'keygen', '--name', name, '--json', ...encrypt], { cwd, env: BOB })
     expect(run.code, run.stderr).toBe(0)
     keys[name] = json(run).publicKey
   }
@@ -75,13 +81,14 @@ when = [{ arg = "amount", above = "500.00", currency = "USD" }]
   const gate = new Gate({ store, targets: [new CountingTarget('refunds', 1), mail], policy: new RulesPolicy(parsed.policy.rules), retry: { maxAttempts: 1, backoffMs: 0 } })
   const refund = (amount: string) => gate.submit({ thread: 'agent-1', target: 'refunds', action: 'refund', args: { amount, currency: 'USD' }, premises: { charge: 'ch_1' } })
   const held = await refund('900.00')
+  const race = await refund('1000.00')
   const small = await refund('12.00')
   const denied = await refund('700.00')
   const ambiguous = await gate.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'a@example.com' } })
-  expect([held.status, small.status, denied.status, ambiguous.status]).toEqual(['held', 'committed', 'held', 'ambiguous'])
+  expect([held.status, race.status, small.status, denied.status, ambiguous.status]).toEqual(['held', 'held', 'committed', 'held', 'ambiguous'])
   await gate.close()
   await store.close()
-  return { cwd, held: held.effectId, small: small.effectId, denied: denied.effectId, ambiguous: ambiguous.effectId }
+  return { cwd, held: held.effectId, race: race.effectId, small: small.effectId, denied: denied.effectId, ambiguous: ambiguous.effectId }
 }
 
 describe('interlock operator keygen / relay keygen', () => {
@@ -126,14 +133,14 @@ describe('interlock outbox', () => {
     const run = await interlock(['outbox', 'list', '--state', 'HELD', '--json'], { cwd: s.cwd })
     expect(run.code, run.stderr).toBe(0)
     const page = json(run)
-    expect(page).toMatchObject({ page: 1, total: 2, pages: 1 })
-    expect(page.effects.map((e: { effectId: string }) => e.effectId).sort()).toEqual([s.held, s.denied].sort())
+    expect(page).toMatchObject({ page: 1, total: 3, pages: 1 })
+    expect(page.effects.map((e: { effectId: string }) => e.effectId).sort()).toEqual([s.held, s.race, s.denied].sort())
     const paged = json(await interlock(['outbox', 'list', '--limit', '1', '--page', '2', '--json'], { cwd: s.cwd }))
-    expect(paged).toMatchObject({ page: 2, limit: 1, total: 4, pages: 4 })
+    expect(paged).toMatchObject({ page: 2, limit: 1, total: 5, pages: 5 })
     expect(paged.effects).toHaveLength(1)
     const table = await interlock(['outbox', 'list', '--target', 'refunds'], { cwd: s.cwd })
     expect(table.stdout).toContain(s.small)
-    expect(table.stdout).toContain('Page 1 of 1 (3 effects).')
+    expect(table.stdout).toContain('Page 1 of 1 (4 effects).')
     const future = json(await interlock(['outbox', 'list', '--since', '2999-01-01', '--json'], { cwd: s.cwd }))
     expect(future.total).toBe(0)
     expect((await interlock(['outbox', 'list', '--since', 'yesterday'], { cwd: s.cwd })).code).toBe(2)
@@ -143,8 +150,8 @@ describe('interlock outbox', () => {
     const run = await interlock(['outbox', 'status', '--json'], { cwd: s.cwd })
     expect(run.code, run.stderr).toBe(0)
     const st = json(run)
-    expect(st.counts).toMatchObject({ HELD: 2, COMMITTED: 1, AMBIGUOUS: 1 })
-    expect(st.held.map((h: { why: string }) => h.why)).toEqual(['large-refunds', 'large-refunds'])
+    expect(st.counts).toMatchObject({ HELD: 3, COMMITTED: 1, AMBIGUOUS: 1 })
+    expect(st.held.map((h: { why: string }) => h.why)).toEqual(['large-refunds', 'large-refunds', 'large-refunds'])
     expect(st.ambiguous[0].effectId).toBe(s.ambiguous)
     expect(st.relays).toEqual([])
     const human = await interlock(['outbox', 'status'], { cwd: s.cwd })
@@ -171,7 +178,10 @@ describe('interlock outbox', () => {
     expect(json(first)).toMatchObject({ effectId: s.held, state: 'HELD', operator: 'alice', quorum: { have: 1, need: 2, signers: ['alice'] } })
     expect(json(first).release.statement).toMatchObject({ kind: 'release', effectId: s.held, operator: 'alice', rule: 'large-refunds' })
 
-    const second = await interlock(['outbox', 'release', s.held, '--yes', '--key', join(s.cwd, 'bob.operator.key')], { cwd: s.cwd })
+    const bobWithout = await interlock(['outbox', 'release', s.held, '--yes', '--key', join(s.cwd, 'bob.operator.key')], { cwd: s.cwd })
+    expect(bobWithout.code).toBe(2)
+    expect(bobWithout.stderr).toContain('E_KEY_PASSPHRASE')
+    const second = await interlock(['outbox', 'release', s.held, '--yes', ...bobKey(s.cwd)], { cwd: s.cwd, env: BOB })
     expect(second.code, second.stderr).toBe(0)
     expect(second.stdout).toContain('quorum met (alice, bob)')
     expect(second.stdout).toContain('AUTHORIZED')
@@ -180,8 +190,21 @@ describe('interlock outbox', () => {
     expect(late.code).toBe(6)
   })
 
+  it('two operators releasing at once, from two processes: one AUTHORIZED with both signatures', async () => {
+    const [a, b] = await Promise.all([
+      interlock(['outbox', 'release', s.race, '--yes', '--json', '--key', join(s.cwd, 'alice.operator.key')], { cwd: s.cwd }),
+      interlock(['outbox', 'release', s.race, '--yes', '--json', ...bobKey(s.cwd)], { cwd: s.cwd, env: BOB }),
+    ])
+    expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0])
+    expect([json(a).state, json(b).state]).toContain('AUTHORIZED')
+    const d = json(await interlock(['outbox', 'show', s.race, '--json'], { cwd: s.cwd }))
+    const authorized = d.history.filter((r: { state: string }) => r.state === 'AUTHORIZED')
+    expect(authorized).toHaveLength(1)
+    expect([...authorized[0].data.signers].sort()).toEqual(['alice', 'bob'])
+  })
+
   it('release --deny rejects with the signed reason', async () => {
-    const run = await interlock(['outbox', 'release', s.denied, '--deny', '--reason', 'refunded by hand', '--yes', '--json', '--key', join(s.cwd, 'bob.operator.key')], { cwd: s.cwd })
+    const run = await interlock(['outbox', 'release', s.denied, '--deny', '--reason', 'refunded by hand', '--yes', '--json', ...bobKey(s.cwd)], { cwd: s.cwd, env: BOB })
     expect(run.code, run.stderr).toBe(0)
     expect(json(run)).toMatchObject({ state: 'REJECTED', operator: 'bob', denial: { statement: { kind: 'denial', reason: 'refunded by hand' } } })
   })
@@ -219,12 +242,12 @@ describe('interlock outbox', () => {
   it('verify passes on the store and on an export, and fails (exit 5) on a tampered export', async () => {
     const store = await interlock(['outbox', 'verify', '--json'], { cwd: s.cwd })
     expect(store.code, store.stderr).toBe(0)
-    expect(json(store)).toMatchObject({ ok: true, effects: 4, signatures: { valid: 6, invalid: 0 } })
+    expect(json(store)).toMatchObject({ ok: true, effects: 5, signatures: { valid: 10, invalid: 0 } })
 
     const file = join(s.cwd, 'audit.jsonl')
     const exported = await interlock(['outbox', 'export', '--out', file, '--json'], { cwd: s.cwd })
     expect(exported.code, exported.stderr).toBe(0)
-    expect(json(exported)).toMatchObject({ effects: 4 })
+    expect(json(exported)).toMatchObject({ effects: 5 })
     expect((await interlock(['outbox', 'export', '--out', file], { cwd: s.cwd })).code).toBe(1)
     const fromFile = await interlock(['outbox', 'verify', '--file', file], { cwd: s.cwd })
     expect(fromFile.code, fromFile.stderr).toBe(0)
