@@ -1,0 +1,63 @@
+/** verify checks relay receipts (crypto/statements.ts RelayReceiptStatement, as the relay journals them) against the relay keys it is given. */
+import { afterEach, describe, expect, it } from 'vitest'
+import { canonicalJson } from '../../../src/core/canonical-json.js'
+import { generateKeyPair } from '../../../src/core/crypto/keys.js'
+import { signStatement } from '../../../src/core/crypto/sign.js'
+import { signedJson, type RelayReceiptStatement } from '../../../src/core/crypto/statements.js'
+import { toEffect } from '../../../src/core/effect.js'
+import { sha256Hex } from '../../../src/core/hash.js'
+import { verifyStore } from '../../../src/core/outbox/verify-sources.js'
+import { recordHash } from '../../../src/core/stores/record-hash.js'
+import type { Store } from '../../../src/core/stores/store.js'
+import { sqliteOutbox, type OutboxHarness } from '../../helpers/outbox-stores.js'
+
+const relay = generateKeyPair('relay', 'relay-1')
+const other = generateKeyPair('relay', 'relay-1')
+
+let h: OutboxHarness | undefined
+let store: Store | undefined
+afterEach(async () => {
+  await store?.close()
+  await h?.dispose()
+})
+
+async function committedWithReceipt(): Promise<void> {
+  h = await sqliteOutbox()
+  store = await h.open()
+  const effect = toEffect({ thread: 't', target: 'payments', action: 'refund', args: { amount: '5.00' } })
+  const receipt = { refund: 're_1' }
+  const statement: RelayReceiptStatement = { kind: 'receipt', effectId: effect.id, receiptDigest: sha256Hex(canonicalJson(receipt)), relay: 'relay-1', at: '2026-01-01T00:00:00.000Z' }
+  const results = await store.append([
+    { effectId: effect.id, from: null, to: 'PROPOSED', data: {}, effect, tier: 1 },
+    { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: {} },
+    { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: {} },
+    { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: { receipt, relaySignature: { ...signedJson(signStatement(statement, relay.seed)), relay: 'relay-1' } } },
+  ])
+  expect(results.every((r) => r.ok)).toBe(true)
+}
+
+describe('verify and relay receipts', () => {
+  it('counts a receipt valid with the relay key, unchecked without one, invalid with another', async () => {
+    await committedWithReceipt()
+    const valid = await verifyStore(store!, { operators: [], relays: [{ name: 'relay-1', publicKey: relay.publicKey }] })
+    expect(valid).toMatchObject({ ok: true, receipts: { valid: 1, invalid: 0, unchecked: 0 } })
+    expect(await verifyStore(store!, { operators: [] })).toMatchObject({ ok: true, receipts: { valid: 0, invalid: 0, unchecked: 1 } })
+    const wrong = await verifyStore(store!, { operators: [], relays: [{ name: 'relay-1', publicKey: other.publicKey }] })
+    expect(wrong).toMatchObject({ ok: false, receipts: { invalid: 1 } })
+    expect(wrong.firstBad?.message).toMatch(/record 4 \(COMMITTED\): the receipt signed by relay relay-1 does not verify/)
+  })
+
+  it('finds a receipt altered after signing, even with the chain recomputed', async () => {
+    await committedWithReceipt()
+    const rows = await h!.rows()
+    const last = rows.at(-1)!
+    const data = JSON.parse(last.data)
+    data.receipt.refund = 're_2'
+    const text = canonicalJson(data)
+    const hash = recordHash({ journal: last.journal, seq: last.seq, effectId: last.effect_id, state: 'COMMITTED', at: last.at, data: text, prevHash: last.prev_hash })
+    await h!.rewrite([...rows.slice(0, -1), { ...last, data: text, hash }])
+    const report = await verifyStore(store!, { operators: [], relays: [{ name: 'relay-1', publicKey: relay.publicKey }] })
+    expect(report.ok).toBe(false)
+    expect(report.receipts.invalid).toBe(1)
+  })
+})
