@@ -31,6 +31,11 @@ export function createPool(url: string, options: PgConnectOptions = {}): pg.Pool
   // An idle connection that drops emits here; without a listener Node would
   // crash the process. The pool discards it and the next query reconnects.
   pool.on('error', () => {})
+  // A checked-out client has no listener of the pool's: a server that goes away
+  // mid-query (restart, `pg_ctl stop -m immediate`) would emit 'error' on it and
+  // crash the process. The query's own promise already rejects with the cause,
+  // which the store turns into StoreUnavailableError; the event adds nothing.
+  pool.on('connect', (client) => client.on('error', () => {}))
   return pool
 }
 
