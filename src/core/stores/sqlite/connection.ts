@@ -13,6 +13,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { StoreError } from '../../errors.js'
+import { sqliteError } from './errors.js'
 
 export type SqliteDatabase = Database.Database
 
@@ -51,7 +52,8 @@ export function openSqlite(file: string, options: SqliteOpenOptions = {}): Sqlit
     applyDurabilityPragmas(db, file, busy)
   } catch (e) {
     db.close()
-    throw e
+    // The first statements on the file are where a damaged one shows (SQLITE_CORRUPT, SQLITE_NOTADB).
+    throw sqliteError(e, 'opening', file)
   }
   return db
 }
