@@ -1,0 +1,116 @@
+/**
+ * Relay mode: every crash point a relay passes × tier × store. A child
+ * journals one effect through the outbox and runs a relay that is SIGKILLed
+ * at the armed point; here a second relay takes the effect once the dead
+ * one's lease has run out, then one reconcile-effects pass runs, and the
+ * invariants (invariants.ts) are checked against the service's own count.
+ *
+ * The outbox writes PROPOSED and AUTHORIZED in one transaction, so a relay's
+ * first durable boundary is DISPATCHED: the points are after-dispatched,
+ * after-apply (the window tier 2 queries and tier 3 cannot close) and
+ * after-committed. Inline mode's points are in crash-points.test.ts.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { StoreConfig, TargetConfig } from '../../src/core/config/types.js'
+import { CRASH_ENV, type CrashPoint } from '../../src/core/crash-points.js'
+import { generateKeyPair } from '../../src/core/crypto/keys.js'
+import { toEffect, type Tier } from '../../src/core/effect.js'
+import { Outbox } from '../../src/core/outbox/outbox.js'
+import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
+import { Relay } from '../../src/core/relay/relay.js'
+import { install } from '../../src/core/stores/migrate.js'
+import { openStore } from '../../src/core/stores/open.js'
+import { createTargets } from '../../src/core/targets/registry.js'
+import { runTsChild } from '../helpers/child.js'
+import { startHttpService, type HttpService } from '../helpers/http-service.js'
+import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
+import { checkInvariants, verifyJournal } from './invariants.js'
+import type { ChildPlan } from './submit-child.js'
+
+export const RELAY_POINTS: CrashPoint[] = ['after-dispatched', 'after-apply', 'after-committed']
+const TIERS: Tier[] = [1, 2, 3]
+
+let dir: string
+let service: HttpService
+let pgDb: TestDatabase
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'interlock-crash-relay-'))
+  service = await startHttpService()
+  pgDb = await createTestDatabase()
+})
+afterAll(async () => {
+  await service?.close()
+  await pgDb?.drop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+function targetFor(tier: Tier): TargetConfig {
+  const base = { type: 'http' as const, method: 'POST' as const, headers: {}, timeoutMs: 5000, connectTimeoutMs: 2000 }
+  if (tier === 1) return { ...base, tier, url: `${service.url}/idempotent` }
+  if (tier === 2) return { ...base, tier, url: `${service.url}/plain`, queryUrl: `${service.url}/applied/{effect_id}` }
+  return { ...base, tier, url: `${service.url}/plain` }
+}
+
+function applications(tier: Tier, id: string): number {
+  const c = service.counts()
+  return (tier === 1 ? c.idempotent : c.plain)[id] ?? 0
+}
+
+const stores: [string, () => StoreConfig][] = [
+  ['sqlite', () => ({ kind: 'sqlite', path: join(dir, 'journal.db') })],
+  ['postgres', () => ({ kind: 'postgres', url: pgDb.url, schema: 'interlock' })],
+]
+
+describe.each(stores)('relay crash points on %s', (storeName, storeConfig) => {
+  beforeAll(async () => {
+    await install(storeConfig())
+  })
+
+  describe.each(TIERS)('tier %i', (tier) => {
+    it.each(RELAY_POINTS)('relay killed %s: another relay and one reconcile pass leave the invariants whole', async (point) => {
+      const targets = { svc: targetFor(tier) }
+      const input = { thread: `relay-crash-${storeName}-${tier}-${point}`, target: 'svc', action: 'charge', args: { amount: '1.00' } }
+      const id = toEffect(input).id
+      const plan: ChildPlan = { store: storeConfig(), targets, effects: [input] }
+      const planFile = join(dir, `relay-${storeName}-${tier}-${point}.json`)
+      writeFileSync(planFile, JSON.stringify(plan))
+
+      const child = await runTsChild('test/crash/relay-child.ts', [planFile], { [CRASH_ENV]: point })
+      expect(child.signal, child.stderr).toBe('SIGKILL')
+
+      const store = await openStore(storeConfig())
+      const live = [...createTargets(targets).values()]
+      const relay = new Relay({ store, targets: live, relayId: 'recovering-relay', key: generateKeyPair('relay', 'recovering-relay'), leaseMs: 2000, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
+      const outbox = new Outbox({ store, targets: live, pollMs: 20 })
+      try {
+        await relay.start()
+        const outcome = await outbox.result(id)
+        await relay.stop()
+        await reconcileEffects({ store, storeConfig: storeConfig(), targets: live, olderThanMs: 0, concurrency: 1 })
+
+        const inWindow = point === 'after-dispatched' || point === 'after-apply'
+        if (tier === 3 && inWindow) expect(outcome.status).toBe('ambiguous')
+        else expect(outcome.status).toBe('committed')
+        expect(applications(tier, id)).toBe(tier === 3 && point === 'after-dispatched' ? 0 : 1)
+        const violations = await checkInvariants(store, {
+          effects: [{ effectId: id, tier, stale: false }],
+          applications: (e) => applications(tier, e),
+          crashedInWindow: new Set(inWindow ? [id] : []),
+          unsure: new Set(),
+          sentEarly: new Set(),
+        })
+        expect(violations).toEqual([])
+        expect(await verifyJournal(store)).toEqual([])
+      } finally {
+        await relay.stop().catch(() => {})
+        await outbox.close()
+        for (const t of live) await t.close?.()
+        await store.close()
+      }
+    })
+  })
+})
