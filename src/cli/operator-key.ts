@@ -15,7 +15,7 @@ export const keyFlags = {
   key: Flags.string({
     env: OPERATOR_KEY_ENV,
     helpValue: '<file>',
-    description: `Your operator key file (from \`interlock operator keygen\`). Default: $${OPERATOR_KEY_ENV}.`,
+    description: 'Your operator key file (from `interlock operator keygen`).',
   }),
   'passphrase-env': Flags.string({
     helpValue: '<VAR>',
