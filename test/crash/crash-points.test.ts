@@ -6,6 +6,8 @@
  * tier 1 and 2: exactly one application, COMMITTED.
  * tier 3: COMMITTED once if the crash came before DISPATCHED or after
  * COMMITTED; AMBIGUOUS (at most one application) if it came in between.
+ * Then one reconcile-effects pass, and the harness's invariants
+ * (invariants.ts). Relay mode's points are in crash-points-relay.test.ts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,12 +17,14 @@ import type { StoreConfig, TargetConfig } from '../../src/core/config/types.js'
 import { CRASH_ENV, type CrashPoint } from '../../src/core/crash-points.js'
 import { toEffect, type Tier } from '../../src/core/effect.js'
 import { Gate } from '../../src/core/gate.js'
+import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
 import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { createTargets } from '../../src/core/targets/registry.js'
 import { runTsChild } from '../helpers/child.js'
 import { startHttpService, type HttpService } from '../helpers/http-service.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
+import { checkInvariants, verifyJournal } from './invariants.js'
 import type { ChildPlan } from './submit-child.js'
 
 const POINTS: CrashPoint[] = ['after-proposed', 'after-authorized', 'after-dispatched', 'after-apply', 'after-committed']
@@ -89,11 +93,20 @@ describe.each(stores)('crash points on %s', (storeName, storeConfig) => {
           expect(final).toBe('COMMITTED')
           expect(applications(tier, id)).toBe(1)
         }
-        // A second recovery changes nothing and applies nothing.
+        // A second recovery, then a reconcile pass, change nothing and apply nothing.
         await gate.recover()
+        await reconcileEffects({ store, storeConfig: storeConfig(), targets: createTargets(targets).values(), olderThanMs: 0, concurrency: 1 })
         expect((await store.get(id))!.state).toBe(final)
         expect(applications(tier, id)).toBeLessThanOrEqual(1)
-        expect((await store.history(id)).length).toBeGreaterThanOrEqual(1)
+        const violations = await checkInvariants(store, {
+          effects: [{ effectId: id, tier, stale: false }],
+          applications: (e) => applications(tier, e),
+          crashedInWindow: new Set(IN_FLIGHT_WINDOW.includes(point) ? [id] : []),
+          unsure: new Set(),
+          sentEarly: new Set(),
+        })
+        expect(violations).toEqual([])
+        expect(await verifyJournal(store)).toEqual([])
       } finally {
         await gate.close()
         await store.close()
