@@ -229,6 +229,22 @@ export function storeContract(name: string, makeHarness: () => Promise<StoreHarn
         expect(await ids({ states: ['HELD'] })).toEqual([])
         expect((await store.list({ target: 'stripe' }))[0]).toEqual(await store.get(a.id))
       })
+
+      it('pages with an offset and filters by creation time', async () => {
+        const es = [effect('t1', 1), effect('t2', 2), effect('t1', 3), effect('t2', 4)]
+        for (const e of es) await drive(store, e, 'COMMITTED')
+        const newest = [...es].reverse().map((e) => e.id)
+        const ids = async (f: Parameters<Store['list']>[0]) => (await store.list(f)).map((s) => s.effect.id)
+        expect(await ids({ limit: 2, offset: 0 })).toEqual(newest.slice(0, 2))
+        expect(await ids({ limit: 2, offset: 2 })).toEqual(newest.slice(2, 4))
+        expect(await ids({ limit: 2, offset: 4 })).toEqual([])
+        expect(await ids({ offset: 3 })).toEqual(newest.slice(3))
+        expect(await ids({ thread: 't2', limit: 1, offset: 1 })).toEqual([es[1]!.id])
+        const created = await Promise.all(es.map(async (e) => (await store.get(e.id))!.createdAt))
+        expect(await ids({ since: created[2] })).toEqual([es[3]!.id, es[2]!.id])
+        expect(await ids({ until: created[2] })).toEqual([es[1]!.id, es[0]!.id])
+        expect(await ids({ since: created[1], until: created[3] })).toEqual([es[2]!.id, es[1]!.id])
+      })
     })
 
     describe('tamper evidence', () => {

@@ -116,7 +116,13 @@ export interface ListFilter {
   states?: State[]
   target?: string
   thread?: string
+  /** ISO-8601: only effects created at or after this time. */
+  since?: string
+  /** ISO-8601: only effects created before this time. */
+  until?: string
   limit?: number
+  /** Skip this many matching effects first (paging, with `limit`). */
+  offset?: number
 }
 
 export interface Store {

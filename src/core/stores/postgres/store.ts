@@ -163,10 +163,22 @@ export class PostgresStore implements Store {
       values.push(filter.thread)
       where.push(`thread = $${values.length}`)
     }
+    if (filter.since !== undefined) {
+      values.push(filter.since)
+      where.push(`created_at >= $${values.length}::timestamptz`)
+    }
+    if (filter.until !== undefined) {
+      values.push(filter.until)
+      where.push(`created_at < $${values.length}::timestamptz`)
+    }
     let text = `SELECT ${this.sql.effectColumns} FROM ${this.sql.effectsTable}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC`
     if (filter.limit !== undefined) {
       values.push(filter.limit)
       text += ` LIMIT $${values.length}`
+    }
+    if (filter.offset !== undefined) {
+      values.push(filter.offset)
+      text += ` OFFSET $${values.length}`
     }
     return (await this.query<EffectRow>('listing effects', text, values)).rows.map(toSnapshot)
   }

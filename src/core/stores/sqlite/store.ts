@@ -180,10 +180,23 @@ export class SqliteStore implements Store {
       where.push('thread = ?')
       params.push(filter.thread)
     }
+    // created_at is ISO-8601 UTC text from the clock: text order is time order.
+    if (filter.since !== undefined) {
+      where.push('created_at >= ?')
+      params.push(filter.since)
+    }
+    if (filter.until !== undefined) {
+      where.push('created_at < ?')
+      params.push(filter.until)
+    }
     const sql =
       `SELECT ${EFFECT_COLUMNS} FROM effects${where.length ? ` WHERE ${where.join(' AND ')}` : ''}` +
-      ` ORDER BY created_at DESC, rowid DESC${filter.limit !== undefined ? ' LIMIT ?' : ''}`
-    if (filter.limit !== undefined) params.push(filter.limit)
+      ` ORDER BY created_at DESC, rowid DESC` +
+      // SQLite needs a LIMIT before an OFFSET; -1 is "no limit".
+      (filter.limit !== undefined || filter.offset !== undefined ? ' LIMIT ?' : '') +
+      (filter.offset !== undefined ? ' OFFSET ?' : '')
+    if (filter.limit !== undefined || filter.offset !== undefined) params.push(filter.limit ?? -1)
+    if (filter.offset !== undefined) params.push(filter.offset)
     const rows = this.read('listing effects', () => this.db.prepare(sql).all(...params) as EffectRow[])
     return rows.map(toSnapshot)
   }
