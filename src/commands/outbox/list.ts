@@ -6,7 +6,7 @@ import { openStore } from '../../core/stores/open.js'
 
 export default class OutboxList extends BaseCommand<typeof OutboxList> {
   static override summary = 'List effects, filtered by state, target, thread and time, newest first.'
-  static override description = `One row per effect: id, state, target, action, thread, created. Filters combine; --state may be repeated. Pages of --limit effects; --page picks one (the footer says how many there are).
+  static override description = `One row per effect: id, state, target, action, thread, created. Filters combine; --state may be repeated. Pages of --limit effects; --page picks one (the footer says whether another follows).
 
 Exit codes: 0 listed (even when nothing matched); 2 bad filter; 3 config invalid; 4 store unreachable.`
   static override examples = [
@@ -36,9 +36,9 @@ Exit codes: 0 listed (even when nothing matched); 2 bad filter; 3 config invalid
     } finally {
       await store.close()
     }
-    if (page.effects.length === 0) this.log('No effects match.')
+    if (page.effects.length === 0) this.log(page.page === 1 ? 'No effects match.' : `No effects on page ${page.page}.`)
     else this.table(['effect', 'state', 'target', 'action', 'thread', 'created'], page.effects.map((e) => [e.effectId, e.state, e.target, e.action, e.thread, e.createdAt]))
-    this.log(`Page ${page.page} of ${page.pages} (${page.total} effect${page.total === 1 ? '' : 's'}).`)
+    this.log(`Page ${page.page}${page.more ? `; more with --page ${page.page + 1}` : ', the last'}.`)
     return page
   }
 }

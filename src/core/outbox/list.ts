@@ -1,7 +1,8 @@
 /**
  * `outbox list`: effects by state, target, thread and creation time, newest
- * first, a page at a time. The store filters by state, target and thread;
- * the time window and the page are cut here.
+ * first, a page at a time. The store filters and pages (a shared outbox can
+ * hold millions); one effect more than the page is read to know whether
+ * another page follows, so no count of the whole outbox is ever needed.
  */
 import type { EffectSnapshot } from '../effect.js'
 import { UsageError } from '../errors.js'
@@ -37,8 +38,8 @@ export interface ListPage {
   effects: ListedEffect[]
   page: number
   limit: number
-  total: number
-  pages: number
+  /** Whether page + 1 has effects. */
+  more: boolean
 }
 
 export function parseTime(text: string, flag: string): string {
@@ -48,16 +49,16 @@ export function parseTime(text: string, flag: string): string {
 }
 
 export async function listEffects(store: Store, q: ListQuery): Promise<ListPage> {
-  const all = await store.list({ states: q.states, target: q.target, thread: q.thread })
-  const inWindow = all.filter((s) => (q.since === undefined || s.createdAt >= q.since) && (q.until === undefined || s.createdAt < q.until))
-  const start = (q.page - 1) * q.limit
-  return {
-    effects: inWindow.slice(start, start + q.limit).map(listed),
-    page: q.page,
-    limit: q.limit,
-    total: inWindow.length,
-    pages: Math.max(1, Math.ceil(inWindow.length / q.limit)),
-  }
+  const rows = await store.list({
+    states: q.states,
+    target: q.target,
+    thread: q.thread,
+    since: q.since,
+    until: q.until,
+    limit: q.limit + 1,
+    offset: (q.page - 1) * q.limit,
+  })
+  return { effects: rows.slice(0, q.limit).map(listed), page: q.page, limit: q.limit, more: rows.length > q.limit }
 }
 
 export function listed(s: EffectSnapshot): ListedEffect {
