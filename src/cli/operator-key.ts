@@ -15,7 +15,7 @@ export const keyFlags = {
   key: Flags.string({
     env: OPERATOR_KEY_ENV,
     helpValue: '<file>',
-    description: 'Your operator key file (from `interlock operator keygen`).',
+    description: 'Your operator key file (from `interlock operator keygen`), or set INTERLOCK_OPERATOR_KEY.',
   }),
   'passphrase-env': Flags.string({
     helpValue: '<VAR>',
