@@ -71,7 +71,7 @@ interface EffectTrack {
 
 export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iterable<JournalRecord>, opts: VerifyOptions): Promise<VerifyReport> {
   const operatorKeys = new Map(opts.operators.map((o) => [o.name, o.publicKey]))
-  const relayKeys = new Map((opts.relays ?? []).map((r) => [r.name, r.publicKey]))
+  const relayKeys = opts.relays ?? []
   const chain = new ChainVerifier()
   const broken = new Set<string>()
   const journals = new Set<string>()
@@ -136,7 +136,7 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
 
 interface Keys {
   operatorKeys: ReadonlyMap<string, string>
-  relayKeys: ReadonlyMap<string, string>
+  relayKeys: readonly TrustedKey[]
   policy?: RuleSource
 }
 
@@ -153,16 +153,21 @@ function checkStatements(
   for (const s of signed) {
     const st = s.statement
     if (st.kind === 'receipt') {
-      const key = keys.relayKeys.get(st.relay)
-      if (!key) {
+      if (keys.relayKeys.length === 0) {
         report.receipts.unchecked++
         continue
       }
+      // A relay keeps its id across key rotations: any given key under its name counts, and
+      // so does a given key equal to the one the receipt names (never that key on its own say-so).
+      const named = (s as Signed & { publicKey?: unknown }).publicKey
+      const candidates = keys.relayKeys.filter((k) => k.name === st.relay || k.publicKey === named)
       const digestOk = st.receiptDigest === sha256Hex(canonicalJson((r.data.receipt ?? {}) as JsonObject))
-      if (verifySigned(s, key) && st.effectId === r.effectId && digestOk) report.receipts.valid++
+      if (candidates.some((k) => verifySigned(s, k.publicKey)) && st.effectId === r.effectId && digestOk) report.receipts.valid++
       else {
         report.receipts.invalid++
-        problem(r, `${where(r)}: the receipt signed by relay ${st.relay} does not verify or does not match this record`)
+        problem(r, candidates.length === 0
+          ? `${where(r)}: the receipt is signed by relay ${st.relay}, whose key was not given`
+          : `${where(r)}: the receipt signed by relay ${st.relay} does not verify or does not match this record`)
       }
       continue
     }

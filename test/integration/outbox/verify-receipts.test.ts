@@ -31,7 +31,7 @@ async function committedWithReceipt(): Promise<void> {
     { effectId: effect.id, from: null, to: 'PROPOSED', data: {}, effect, tier: 1 },
     { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: {} },
     { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: {} },
-    { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: { receipt, relaySignature: { ...signedJson(signStatement(statement, relay.seed)), relay: 'relay-1' } } },
+    { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: { receipt, relaySignature: { ...signedJson(signStatement(statement, relay.seed)), relay: 'relay-1', publicKey: relay.publicKey } } },
   ])
   expect(results.every((r) => r.ok)).toBe(true)
 }
@@ -45,6 +45,14 @@ describe('verify and relay receipts', () => {
     const wrong = await verifyStore(store!, { operators: [], relays: [{ name: 'relay-1', publicKey: other.publicKey }] })
     expect(wrong).toMatchObject({ ok: false, receipts: { invalid: 1 } })
     expect(wrong.firstBad?.message).toMatch(/record 4 \(COMMITTED\): the receipt signed by relay relay-1 does not verify/)
+  })
+
+  it('accepts the key under another name when it is the key the receipt names (rotation), refuses a relay with no key given', async () => {
+    await committedWithReceipt()
+    const rotated = await verifyStore(store!, { operators: [], relays: [{ name: 'relay-2026', publicKey: other.publicKey }, { name: 'relay-2025', publicKey: relay.publicKey }] })
+    expect(rotated).toMatchObject({ ok: true, receipts: { valid: 1 } })
+    const unknown = await verifyStore(store!, { operators: [], relays: [{ name: 'relay-9', publicKey: other.publicKey }] })
+    expect(unknown.firstBad?.message).toMatch(/signed by relay relay-1, whose key was not given/)
   })
 
   it('finds a receipt altered after signing, even with the chain recomputed', async () => {
