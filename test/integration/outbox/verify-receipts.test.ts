@@ -1,6 +1,7 @@
 /** verify checks relay receipts (crypto/statements.ts RelayReceiptStatement, as the relay journals them) against the relay keys it is given. */
 import { afterEach, describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../../src/core/canonical-json.js'
+import { effectDigest } from '../../../src/core/crypto/digest.js'
 import { generateKeyPair } from '../../../src/core/crypto/keys.js'
 import { signStatement } from '../../../src/core/crypto/sign.js'
 import { signedJson, type RelayReceiptStatement } from '../../../src/core/crypto/statements.js'
@@ -67,5 +68,42 @@ describe('verify and relay receipts', () => {
     const report = await verifyStore(store!, { operators: [], relays: [{ name: 'relay-1', publicKey: relay.publicKey }] })
     expect(report.ok).toBe(false)
     expect(report.receipts.invalid).toBe(1)
+  })
+})
+
+describe('verify and operator acts written without a signature', () => {
+  it('reports an AMBIGUOUS effect settled without a signed resolution', async () => {
+    h = await sqliteOutbox()
+    store = await h.open()
+    const effect = toEffect({ thread: 't', target: 'mail', action: 'send', args: { to: 'x@example.com' } })
+    await store.append([
+      { effectId: effect.id, from: null, to: 'PROPOSED', data: {}, effect, tier: 3 },
+      { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: {} },
+      { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: {} },
+      { effectId: effect.id, from: 'DISPATCHED', to: 'AMBIGUOUS', data: { reason: 'timeout' } },
+      { effectId: effect.id, from: 'AMBIGUOUS', to: 'COMMITTED', data: { receipt: {} } },
+    ])
+    const report = await verifyStore(store, { operators: [] })
+    expect(report.ok).toBe(false)
+    expect(report.firstBad?.message).toBe(`journal "t" record 5 (COMMITTED) resolves an AMBIGUOUS effect without an operator's signed resolution`)
+  })
+
+  it('reports a release signed by a key the config does not trust', async () => {
+    h = await sqliteOutbox()
+    store = await h.open()
+    const effect = toEffect({ thread: 't', target: 'payments', action: 'refund', args: { amount: '900.00' } })
+    const mallory = generateKeyPair('operator', 'mallory')
+    const release = signStatement(
+      { kind: 'release', effectId: effect.id, digest: effectDigest(effect), operator: 'mallory', rule: 'large', signedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2999-01-01T00:00:00.000Z', nonce: 'n1' },
+      mallory.seed,
+    )
+    await store.append([
+      { effectId: effect.id, from: null, to: 'PROPOSED', data: {}, effect, tier: 1 },
+      { effectId: effect.id, from: 'PROPOSED', to: 'HELD', data: { rule: 'large' } },
+      { effectId: effect.id, from: 'HELD', to: 'HELD', data: { rule: 'large', release: signedJson(release) } },
+    ])
+    const report = await verifyStore(store, { operators: [{ name: 'alice', publicKey: generateKeyPair('operator', 'alice').publicKey }] })
+    expect(report).toMatchObject({ ok: false, signatures: { valid: 0, invalid: 1 } })
+    expect(report.firstBad?.message).toBe('journal "t" record 3 (HELD) is signed by "mallory", who is not a trusted operator')
   })
 })
