@@ -104,7 +104,7 @@ const TAMPERS: [string, (rows: RawRecord[]) => RawRecord[], RegExp][] = [
     /release signature by alice that does not verify/,
   ],
   [
-    'a release by an untrusted key, the chain recomputed around it',
+    'an authorization with its releases removed, the chain recomputed around it',
     (rows) => {
       const i = rows.findIndex((r) => r.state === 'AUTHORIZED' && r.data.includes('"releases"'))
       const data = JSON.parse(rows[i]!.data)
