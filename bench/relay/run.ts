@@ -10,7 +10,7 @@
  * Reported: items/s for each, and Interlock's ratio to the faster peer at the
  * same process count (goal: ≥ 1).
  *
- *   npx tsx bench/relay/run.ts [--effects 100000] [--concurrency 64] [--only interlock,pgboss,graphile] [--procs 1,4]
+ *   npx tsx bench/relay/run.ts [--effects 100000] [--concurrency 64] [--only interlock,pgboss,graphile] [--procs 1,4] [--profile DIR]
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -24,6 +24,8 @@ const N = Number(opt('--effects', '100000'))
 const CONCURRENCY = Number(opt('--concurrency', '64'))
 const SYSTEMS = opt('--only', 'interlock,pgboss,graphile').split(',')
 const PROCS = opt('--procs', '1,4').split(',').map(Number)
+// --profile DIR: each worker writes a V8 CPU profile there (for finding where the time goes).
+const PROFILE = args.includes('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${opt('--profile', '/tmp')}`] : []
 const FILL: Record<string, (url: string, n: number) => Promise<void>> = { interlock: fillInterlock, pgboss: fillPgBoss, graphile: fillGraphile }
 
 const server = await startTestPostgres()
@@ -74,7 +76,7 @@ for (const procs of PROCS) {
 async function drain(system: string, url: string, procs: number): Promise<Result> {
   const workers: ChildProcess[] = []
   for (let i = 0; i < procs; i++) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/relay/worker.ts', system, url, String(CONCURRENCY)], {
+    const child = spawn(process.execPath, [...PROFILE, '--import', 'tsx', 'bench/relay/worker.ts', system, url, String(CONCURRENCY)], {
       stdio: ['pipe', 'pipe', 'inherit'],
     })
     workers.push(child)
