@@ -186,6 +186,8 @@ describe('defaults and paths', () => {
       file: FILE,
       store: { kind: 'sqlite', path: '/srv/agent/interlock.db' },
       gate: { maxAttempts: 5, backoffMs: 200 },
+      reconcile: { olderThanMs: 300_000, concurrency: 4 },
+      relay: { concurrency: 32, leaseMs: 30_000, pollMs: 1_000 },
       targets: {
         docs: { type: 'repo', path: '/srv/agent/repo', branch: 'main', author: 'Interlock <interlock@localhost>' },
         pay: {
