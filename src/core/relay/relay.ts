@@ -178,8 +178,11 @@ export class Relay {
   private async claimLoop(): Promise<void> {
     let backoff = 50
     while (!this.stopping) {
-      const open = [...this.targets.keys()].filter((t) => this.queued(t) < this.concurrency)
-      const room = open.reduce((n, t) => n + this.concurrency - this.queued(t), 0)
+      // Claim ahead: up to twice the concurrency per target, so the next batch is already
+      // leased when the running one finishes (its leases are renewed while it waits).
+      const ahead = 2 * this.concurrency
+      const open = [...this.targets.keys()].filter((t) => this.queued(t) < ahead)
+      const room = open.reduce((n, t) => n + ahead - this.queued(t), 0)
       let full = false
       if (room > 0) {
         const sentAt = this.monotonic()
@@ -231,8 +234,8 @@ export class Relay {
         this.running.set(target, this.running.get(target)! - 1)
         this.metrics.inFlight--
         this.pump(target)
-        // Claim again once half the room is free: one query per batch, not one per finished effect.
-        if (this.metrics.inFlight <= (this.concurrency * this.targets.size) / 2) this.poke()
+        // Claim again once a batch's worth of room is free: one query per batch, not one per finished effect.
+        if (this.metrics.inFlight <= this.concurrency * this.targets.size) this.poke()
       })
       this.work.add(p)
     }

@@ -35,8 +35,7 @@ export async function appendBatch(
   for (const row of known.rows) journals.add(row.journal)
   const names = [...journals]
 
-  await client.query(sql.ensureHeads, [names, GENESIS_HASH])
-  const locked = await client.query<{ journal: string; head_seq: string; head_hash: string }>(sql.lockHeads, [names])
+  const locked = await client.query<{ journal: string; head_seq: string; head_hash: string }>(sql.ensureAndLockHeads, [names, GENESIS_HASH])
   const heads = new Map<string, ChainHead>(locked.rows.map((h) => [h.journal, { seq: Number(h.head_seq), hash: h.head_hash }]))
 
   // Read after the locks: READ COMMITTED gives each statement a fresh snapshot.
@@ -51,7 +50,10 @@ export async function appendBatch(
   if (plan.records.length === 0) return plan.results
 
   const recs = plan.records
-  await client.query(sql.insertRecords, [
+  const created = plan.effects.filter((e) => e.previousSeq === null)
+  const moved = plan.effects.filter((e) => e.previousSeq !== null)
+  const written = [...plan.heads]
+  const res = await client.query<{ moved: number }>(sql.writeBatch, [
     recs.map((p) => p.record.journal),
     recs.map((p) => p.record.seq),
     recs.map((p) => p.record.effectId),
@@ -60,44 +62,32 @@ export async function appendBatch(
     recs.map((p) => p.dataText),
     recs.map((p) => p.record.prevHash),
     recs.map((p) => p.record.hash),
+    created.map((e) => e.snapshot.effect.id),
+    created.map((e) => e.snapshot.effect.thread),
+    created.map((e) => e.snapshot.effect.target),
+    created.map((e) => e.snapshot.effect.action),
+    created.map((e) => e.snapshot.tier),
+    created.map((e) => canonicalJson(effectJson(e.snapshot.effect))),
+    created.map((e) => e.snapshot.state),
+    created.map((e) => e.snapshot.seq),
+    created.map((e) => e.detailText),
+    created.map((e) => e.snapshot.createdAt),
+    created.map((e) => e.snapshot.updatedAt),
+    moved.map((e) => e.snapshot.effect.id),
+    moved.map((e) => e.snapshot.state),
+    moved.map((e) => e.snapshot.seq),
+    moved.map((e) => e.detailText),
+    moved.map((e) => e.snapshot.updatedAt),
+    moved.map((e) => e.previousSeq),
+    written.map(([j]) => j),
+    written.map(([, h]) => h.seq),
+    written.map(([, h]) => h.hash),
+    schema,
+    // Delivered at COMMIT, and only then: a listener never hears of a write that did not happen.
+    notifyChannels(recs.map((p) => p.record.state)),
   ])
-
-  const created = plan.effects.filter((e) => e.previousSeq === null)
-  if (created.length > 0) {
-    await client.query(sql.insertEffects, [
-      created.map((e) => e.snapshot.effect.id),
-      created.map((e) => e.snapshot.effect.thread),
-      created.map((e) => e.snapshot.effect.target),
-      created.map((e) => e.snapshot.effect.action),
-      created.map((e) => e.snapshot.tier),
-      created.map((e) => canonicalJson(effectJson(e.snapshot.effect))),
-      created.map((e) => e.snapshot.state),
-      created.map((e) => e.snapshot.seq),
-      created.map((e) => e.detailText),
-      created.map((e) => e.snapshot.createdAt),
-      created.map((e) => e.snapshot.updatedAt),
-    ])
+  if (res.rows[0]!.moved !== moved.length) {
+    throw new StoreError(`${moved.length - res.rows[0]!.moved} effect(s) changed under an append that held their journal's lock; something writes the journal without it`)
   }
-
-  const moved = plan.effects.filter((e) => e.previousSeq !== null)
-  if (moved.length > 0) {
-    const res = await client.query(sql.updateEffects, [
-      moved.map((e) => e.snapshot.effect.id),
-      moved.map((e) => e.snapshot.state),
-      moved.map((e) => e.snapshot.seq),
-      moved.map((e) => e.detailText),
-      moved.map((e) => e.snapshot.updatedAt),
-      moved.map((e) => e.previousSeq),
-    ])
-    if (res.rowCount !== moved.length) {
-      throw new StoreError(`${moved.length - (res.rowCount ?? 0)} effect(s) changed under an append that held their journal's lock; something writes the journal without it`)
-    }
-  }
-
-  const written = [...plan.heads]
-  await client.query(sql.updateHeads, [written.map(([j]) => j), written.map(([, h]) => h.seq), written.map(([, h]) => h.hash)])
-  const channels = notifyChannels(recs.map((p) => p.record.state))
-  // Delivered at COMMIT, and only then: a listener never hears of a write that did not happen.
-  if (channels.length > 0) await client.query(sql.notify, [schema, channels])
   return plan.results
 }
