@@ -199,6 +199,11 @@ export class Relay {
           backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)
           continue
         }
+        if (this.stopping) {
+          // Stop arrived while the claim was on its way: give the claim straight back.
+          await this.store.releaseLease(this.id, claimed.map((c) => ({ effectId: c.snapshot.effect.id, token: c.lease.token }))).catch(() => {})
+          break
+        }
         for (const c of claimed) this.accept(c, sentAt)
         // A full batch says more is waiting: claim again as soon as there is room.
         full = claimed.length === room
@@ -209,7 +214,6 @@ export class Relay {
   }
 
   private accept(c: ClaimedEffect, sentAt: number): void {
-    if (this.stopping) return
     this.book.add(c, sentAt)
     this.metrics.claimed++
     this.metrics.inFlight++
