@@ -1,11 +1,16 @@
 /** Runs a range of seeds on one rig and gathers the failures (each with its replay command). */
 import { verifyJournal } from './invariants.js'
 import type { Rig } from './rig.js'
+import { runRelaySchedule } from './run-relay-schedule.js'
 import { runSchedule } from './run-schedule.js'
 import { describeSchedule, makeSchedule } from './schedule.js'
 
+/** Who carries the effects: inline gates, or the outbox drained by relays. */
+export type Mode = 'inline' | 'relay'
+
 export interface BatchResult {
   store: string
+  mode: Mode
   schedules: number
   failures: { seed: number; schedule: string; crash?: string; violations: string[] }[]
   crashes: number
@@ -15,14 +20,15 @@ export interface BatchResult {
   ms: number
 }
 
-export async function runBatch(rig: Rig, firstSeed: number, count: number, onEach?: (done: number) => void): Promise<BatchResult> {
+export async function runBatch(rig: Rig, firstSeed: number, count: number, onEach?: (done: number) => void, mode: Mode = 'inline'): Promise<BatchResult> {
   const started = performance.now()
-  const result: BatchResult = { store: rig.config.kind, schedules: count, failures: [], crashes: 0, outcomes: {}, journal: [], ms: 0 }
+  const run = mode === 'relay' ? runRelaySchedule : runSchedule
+  const result: BatchResult = { store: rig.config.kind, mode, schedules: count, failures: [], crashes: 0, outcomes: {}, journal: [], ms: 0 }
   for (let seed = firstSeed; seed < firstSeed + count; seed++) {
     const schedule = makeSchedule(seed)
     let r
     try {
-      r = await runSchedule(rig, schedule)
+      r = await run(rig, schedule)
     } catch (err) {
       r = { seed, violations: [`the run itself failed: ${(err as Error).stack ?? String(err)}`], states: [], crash: undefined }
     }
@@ -38,6 +44,6 @@ export async function runBatch(rig: Rig, firstSeed: number, count: number, onEac
 
 export function formatFailures(r: BatchResult): string {
   return r.failures
-    .map((f) => `${f.schedule}\n  crash: ${f.crash ?? 'none'}\n  ${f.violations.join('\n  ')}\n  replay: npm run crash -- --seed ${f.seed} --store ${r.store}`)
+    .map((f) => `${f.schedule}\n  crash: ${f.crash ?? 'none'}\n  ${f.violations.join('\n  ')}\n  replay: npm run crash -- --seed ${f.seed} --store ${r.store} --mode ${r.mode}`)
     .join('\n')
 }

@@ -50,12 +50,17 @@ export class Life {
   dead = false
   boundaries = 0
   crash?: CrashEvent
+  /** Resolves when the process dies (never, if it lives). */
+  readonly died: Promise<void>
+  private die!: () => void
 
   /** @param crashAt the boundary to die after; undefined: never */
   constructor(
     private readonly crashAt: number | undefined,
     private readonly onCrash: (e: CrashEvent) => void = () => {},
-  ) {}
+  ) {
+    this.died = new Promise((resolve) => (this.die = resolve))
+  }
 
   check(point: string): void {
     if (this.dead) throw new CrashSignal(`(already dead) ${point}`)
@@ -68,6 +73,7 @@ export class Life {
     this.dead = true
     this.crash = { point, effectId, boundary: this.boundaries }
     this.onCrash(this.crash)
+    this.die()
   }
 }
 

@@ -1,8 +1,8 @@
 /**
  * The randomized crash harness from the command line.
  *
- *   npm run crash -- --seed N [--store sqlite|postgres]      one schedule, traced
- *   npm run soak -- --count N [--from S] [--store sqlite|postgres]
+ *   npm run crash -- --seed N [--store sqlite|postgres] [--mode inline|relay]   one schedule
+ *   npm run soak -- --count N [--from S] [--store sqlite|postgres] [--mode inline|relay]
  *
  * PostgreSQL: INTERLOCK_TEST_DATABASE_URL if set, else an embedded server
  * started for the run. Exits 1 when any invariant is violated, printing each
@@ -11,7 +11,7 @@
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { startTestPostgres } from '../helpers/postgres-server.js'
-import { formatFailures, runBatch } from './batch.js'
+import { formatFailures, runBatch, type Mode } from './batch.js'
 import { postgresRig, sqliteRig, type Rig } from './rig.js'
 import { describeSchedule, makeSchedule } from './schedule.js'
 
@@ -21,6 +21,7 @@ const { values } = parseArgs({
     count: { type: 'string', default: '1000' },
     from: { type: 'string', default: '1' },
     store: { type: 'string', default: 'sqlite' },
+    mode: { type: 'string', default: 'inline' },
   },
 })
 
@@ -55,6 +56,8 @@ async function withRig<T>(kind: string, fn: (rig: Rig) => Promise<T>): Promise<T
   }
 }
 
+if (values.mode !== 'inline' && values.mode !== 'relay') throw new Error(`--mode must be inline or relay, not ${values.mode}`)
+const mode = values.mode as Mode
 const single = values.seed !== undefined
 const from = Number(single ? values.seed : values.from)
 const count = single ? 1 : Number(values.count)
@@ -63,12 +66,12 @@ if (single) process.stdout.write(`${describeSchedule(makeSchedule(from))}\n`)
 const result = await withRig(values.store!, (rig) =>
   runBatch(rig, from, count, (done) => {
     if (!single && done % 1000 === 0) process.stderr.write(`${done}/${count} schedules\n`)
-  }),
+  }, mode),
 )
 if (result.failures.length > 0) process.stdout.write(`${formatFailures(result)}\n`)
 for (const line of result.journal) process.stdout.write(`${line}\n`)
 process.stdout.write(
-  `${result.store}: ${result.schedules} schedules (seeds ${from}..${from + count - 1}), ${result.crashes} crashed, ` +
+  `${result.store} ${mode}: ${result.schedules} schedules (seeds ${from}..${from + count - 1}), ${result.crashes} crashed, ` +
     `outcomes ${JSON.stringify(result.outcomes)}, ${result.failures.length} failing, journal ${result.journal.length ? 'BROKEN' : 'verifies'}, ` +
     `${(result.ms / 1000).toFixed(1)} s\n`,
 )

@@ -1,0 +1,79 @@
+/**
+ * Runs one schedule (schedule.ts) in relay mode and judges it:
+ *
+ * 1. the agent journals the effects through the outbox (duplicates included);
+ *    the first relay (inside a Life, crash-model.ts) drains them and dies at
+ *    its boundary; when the schedule has a second process, a second relay on
+ *    its own store handle competes for the same effects all along;
+ * 2. the faults are cleared and a fresh relay starts: it takes what the dead
+ *    one held once those leases run out;
+ * 3. one reconcile-effects pass; 4. the invariants (scene.ts).
+ */
+import { generateKeyPair, type KeyPair } from '../../src/core/crypto/keys.js'
+import { Outbox } from '../../src/core/outbox/outbox.js'
+import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
+import { Relay } from '../../src/core/relay/relay.js'
+import type { Store } from '../../src/core/stores/store.js'
+import type { EffectTarget } from '../../src/core/targets/target.js'
+import { crashableStore, crashableTarget, Life } from './crash-model.js'
+import type { Rig } from './rig.js'
+import type { Schedule } from './schedule.js'
+import { inWindow, judge, RETRY, setScene, yieldTurn as sleep, type ScheduleResult, type Scene } from './scene.js'
+
+/** The shortest lease the relay takes: the recovering relay waits this long for a dead relay's effects. */
+const LEASE_MS = 150
+/** Longest a phase waits for effects to settle before the invariants judge what is there. */
+const SETTLE_MS = 10_000
+let key: KeyPair | undefined
+
+function relay(id: string, store: Store, targets: EffectTarget[]): Relay {
+  key ??= generateKeyPair('relay', 'crash-harness')
+  return new Relay({ store, targets, relayId: id, key, leaseMs: LEASE_MS, pollMs: 5, concurrency: 4, retry: RETRY, sleep })
+}
+
+async function settled(outbox: Outbox, scene: Scene, until: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<void>((r) => (timer = setTimeout(r, SETTLE_MS)))
+  const all = Promise.all(scene.expectations.map((e) => outbox.result(e.effectId).catch(() => {}))).then(() => {})
+  await Promise.race([all, until, timeout]).finally(() => clearTimeout(timer))
+}
+
+export async function runRelaySchedule(rig: Rig, s: Schedule): Promise<ScheduleResult> {
+  const scene = await setScene(rig, s)
+  const outbox = new Outbox({ store: rig.store, targets: scene.targets, pollMs: 5 })
+  const relays: Relay[] = []
+  try {
+    // 1. The agent submits; the first relay dies at its boundary; a second may compete.
+    const submits: (() => Promise<unknown>)[] = []
+    for (const { input, plan } of scene.effects) for (let c = 0; c < plan.submits + (plan.second ? 1 : 0); c++) submits.push(() => outbox.submit(input))
+    if (s.concurrent) await Promise.all(submits.map((f) => f()))
+    else for (const f of submits) await f()
+    const life = new Life(s.crashAt)
+    const first = relay(`first-${s.seed}`, crashableStore(rig.store, life), scene.targets.map((t) => crashableTarget(t, life, scene.watch)))
+    relays.push(first)
+    if (s.effects.some((p) => p.second)) {
+      relays.push(relay(`second-${s.seed}`, rig.second, scene.targets.map((t) => crashableTarget(t, new Life(undefined), scene.watch))))
+    }
+    for (const r of relays) await r.start()
+    await settled(outbox, scene, life.died)
+    // The dead relay stops here for good (its loops only meet CrashSignal now).
+    await first.stop().catch(() => {})
+    const window = await inWindow(rig, scene, life)
+
+    // 2. The outage is over; a fresh relay takes over. 3. One reconcile pass.
+    rig.service.clearFaults()
+    const next = scene.targets.map((t) => crashableTarget(t, new Life(undefined), scene.watch))
+    const recovering = relay(`recovering-${s.seed}`, rig.store, next)
+    relays.push(recovering)
+    await recovering.start()
+    await settled(outbox, scene, new Promise(() => {}))
+    for (const r of relays) await r.stop().catch(() => {})
+    await reconcileEffects({ store: rig.store, storeConfig: rig.config, targets: next, retry: RETRY, sleep, olderThanMs: 0, concurrency: 2 })
+
+    // 4. Judge.
+    return await judge(rig, s, scene, life, window)
+  } finally {
+    for (const r of relays) await r.stop().catch(() => {})
+    await outbox.close()
+  }
+}
