@@ -60,6 +60,15 @@ export function leaseContract(name: string, makeHarness: () => Promise<StoreHarn
       expect((await store.claim({ relay: 'r', limit: 2, leaseMs: LONG })).length).toBe(1)
     })
 
+    it('createdFrom: only effects created at or after it', async () => {
+      const es = [effect('c', 1), effect('c', 2), effect('c', 3)]
+      for (const e of es) await drive(store, e, 'AUTHORIZED')
+      const from = (await store.get(es[1]!.id))!.createdAt
+      const claimed = await store.claim({ relay: 'r', limit: 10, leaseMs: LONG, createdFrom: from })
+      expect(claimed.map((c) => c.snapshot.effect.id)).toEqual([es[1]!.id, es[2]!.id])
+      expect((await store.claim({ relay: 'r', limit: 10, leaseMs: LONG })).map((c) => c.snapshot.effect.id)).toEqual([es[0]!.id])
+    })
+
     it('fencing: after a lease expires and another relay claims, the first relay can no longer move the effect', async () => {
       const e = effect('f', 1)
       await drive(store, e, 'AUTHORIZED')

@@ -177,19 +177,31 @@ export class Relay {
 
   private async claimLoop(): Promise<void> {
     let backoff = 50
+    // Where the last claim started (created_at of its oldest effect): the next claims scan
+    // from there instead of walking every settled effect before it. A full scan now and
+    // then picks up older effects whose lease ran out, and any created out of order.
+    let cursor: string | undefined
+    let lastFullScan = -Infinity
+    const fullScanMs = Math.min(5_000, this.leaseMs / 2)
     while (!this.stopping) {
       // Claim ahead: up to twice the concurrency per target, so the next batch is already
       // leased when the running one finishes (its leases are renewed while it waits).
       const ahead = 2 * this.concurrency
       const open = [...this.targets.keys()].filter((t) => this.queued(t) < ahead)
       const room = open.reduce((n, t) => n + ahead - this.queued(t), 0)
-      let full = false
       if (room > 0) {
         const sentAt = this.monotonic()
         let claimed: ClaimedEffect[]
+        const full = cursor === undefined || sentAt - lastFullScan >= fullScanMs
         try {
           this.metrics.claimQueries++
-          claimed = await this.store.claim({ relay: this.id, limit: room, leaseMs: this.leaseMs, targets: open })
+          claimed = await this.store.claim({
+            relay: this.id,
+            limit: room,
+            leaseMs: this.leaseMs,
+            targets: open,
+            createdFrom: full ? undefined : cursor,
+          })
           this.storeOk()
           this.metrics.lastClaimAt = this.now().getTime()
           backoff = 50
@@ -204,10 +216,13 @@ export class Relay {
           await this.store.releaseLease(this.id, claimed.map((c) => ({ effectId: c.snapshot.effect.id, token: c.lease.token }))).catch(() => {})
           break
         }
+        if (full) lastFullScan = sentAt
+        cursor = claimed[0]?.snapshot.createdAt
         for (const c of claimed) this.accept(c, sentAt)
+        // Nothing from the cursor on: look at everything before waiting.
+        if (!full && claimed.length === 0) continue
         // A full batch says more is waiting: claim again as soon as there is room.
-        full = claimed.length === room
-        if (full) continue
+        if (claimed.length === room) continue
       }
       await this.pause(this.pollMs)
     }

@@ -70,6 +70,13 @@ export interface ClaimRequest {
    * AUTHORIZED likewise.
    */
   states?: readonly State[]
+  /**
+   * Only effects created at or after this ISO time. A relay draining a long
+   * backlog passes where its last claim started, so the scan does not walk
+   * the settled effects before it; it claims without it now and then to pick
+   * up older effects whose lease ran out.
+   */
+  createdFrom?: string
 }
 
 export interface ClaimedEffect {

@@ -32,9 +32,9 @@ function stateList(states: readonly State[]): string {
 export function leaseStatements(schema: string) {
   const s = quoteSchema(schema)
   return {
-    claim: (states: readonly State[], byTarget: boolean) => `WITH ready AS (
+    claim: (states: readonly State[], byTarget: boolean, from: boolean) => `WITH ready AS (
         SELECT id FROM ${s}.effects
-        WHERE state IN (${stateList(states)})${byTarget ? ' AND target = ANY($4::text[])' : ''}
+        WHERE state IN (${stateList(states)})${byTarget ? ' AND target = ANY($4::text[])' : ''}${from ? ` AND created_at >= $${byTarget ? 5 : 4}::timestamptz` : ''}
           AND (lease_expires IS NULL OR lease_expires < clock_timestamp())
         ORDER BY created_at, id
         LIMIT $2
@@ -66,9 +66,10 @@ export async function claim(query: Query, sql: LeaseStatements, req: ClaimReques
   const byTarget = req.targets !== undefined
   const values: unknown[] = [req.relay, req.limit, req.leaseMs]
   if (byTarget) values.push(req.targets)
+  if (req.createdFrom !== undefined) values.push(req.createdFrom)
   const { rows } = await query<EffectRow & { lease_token: string; lease_expires: Date }>(
     'claiming effects',
-    sql.claim(req.states ?? READY_STATES, byTarget),
+    sql.claim(req.states ?? READY_STATES, byTarget, req.createdFrom !== undefined),
     values,
   )
   return rows

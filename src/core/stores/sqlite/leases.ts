@@ -46,13 +46,18 @@ export class SqliteLeases {
     const byTarget = req.targets !== undefined
     const select = this.db.prepare(
       `SELECT ${EFFECT_COLUMNS} FROM effects
-       WHERE state IN (${states.map((s) => `'${s}'`).join(', ')})${byTarget ? ' AND target IN (SELECT value FROM json_each(?))' : ''}
+       WHERE state IN (${states.map((s) => `'${s}'`).join(', ')})${byTarget ? ' AND target IN (SELECT value FROM json_each(?))' : ''}${req.createdFrom !== undefined ? ' AND created_at >= ?' : ''}
          AND (lease_expires IS NULL OR lease_expires <= ?)
        ORDER BY created_at, id LIMIT ?`,
     )
     return this.db.transaction((): ClaimedEffect[] => {
       const now = this.clock.now().getTime()
-      const params: unknown[] = byTarget ? [JSON.stringify(req.targets), now, req.limit] : [now, req.limit]
+      const params: unknown[] = [
+        ...(byTarget ? [JSON.stringify(req.targets)] : []),
+        ...(req.createdFrom !== undefined ? [req.createdFrom] : []),
+        now,
+        req.limit,
+      ]
       const rows = select.all(...params) as EffectRow[]
       if (rows.length === 0) return []
       const last = (this.takeTokens.get(rows.length) as { last: number }).last
