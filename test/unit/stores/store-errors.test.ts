@@ -66,10 +66,17 @@ describe('SQLite errors', () => {
     expect(err.message).toContain('/j.db')
   })
 
-  it.each(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_ERROR', 'SQLITE_CORRUPT'])('%s is a StoreError', (code) => {
+  it.each(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_ERROR'])('%s is a StoreError', (code) => {
     const err = sqliteError(pgErr(code), 'an append', '/j.db')
     expect(err).toBeInstanceOf(StoreError)
     expect(err).not.toBeInstanceOf(StoreUnavailableError)
+  })
+
+  // A damaged file is damage to the journal, reported as such (exit 5), naming the file.
+  it.each(['SQLITE_CORRUPT', 'SQLITE_CORRUPT_INDEX', 'SQLITE_NOTADB'])('%s is an IntegrityError', (code) => {
+    const err = sqliteError(pgErr(code), 'an append', '/j.db')
+    expect(err).toBeInstanceOf(IntegrityError)
+    expect(err.message).toContain('/j.db')
   })
 })
 
