@@ -88,7 +88,9 @@ async function drain(system: string, url: string, procs: number): Promise<Result
   for (const w of workers) w.stdin!.write('go\n')
   let remaining = N
   while (remaining > 0) {
-    await new Promise((r) => setTimeout(r, 50))
+    // Counting the backlog costs the server a scan: ask 4 times a second, not more, so the
+    // measurement does not slow what it measures (±0.25 s on runs of tens of seconds).
+    await new Promise((r) => setTimeout(r, 250))
     remaining = (await client.query<{ n: number }>(REMAINING[system]!)).rows[0]!.n
   }
   const seconds = (performance.now() - started) / 1000
