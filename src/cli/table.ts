@@ -23,7 +23,8 @@ export interface TableStyle {
 
 export function renderTable(head: readonly string[], rows: readonly (readonly Cell[])[], { tty, color }: TableStyle): string {
   const table = tty
-    ? new Table({ head: [...head], style: { head: color ? ['bold'] : [], border: [] } })
+    ? // Bold by hand: cli-table3's colour library switches itself off by environment (e.g. CI=true), our caller already decided.
+      new Table({ head: head.map((h) => (color ? `\x1b[1m${h}\x1b[22m` : h)), style: { head: [], border: [] } })
     : new Table({
         head: [...head],
         chars: PLAIN_CHARS,
