@@ -40,7 +40,7 @@ export interface Scene {
 }
 
 /** Short timeouts: a 'hang' fault costs one each time it strikes. */
-function targets(rig: Rig, timeoutMs = 150): EffectTarget[] {
+function targets(rig: Rig, timeoutMs = 100): EffectTarget[] {
   const url = rig.service.url
   const common = { timeoutMs, connectTimeoutMs: 1000, premiseUrl: `${url}/resources/{args.doc}` }
   return [
