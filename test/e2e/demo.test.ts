@@ -39,8 +39,9 @@ describe('interlock demo', () => {
       ['COMMITTED', 1],
       ['REJECTED', 0],
     ])
-    // The first refund's answer was dropped after Stripe applied it: the retry with the same key did not refund again.
-    expect(stripe[0]!.requests).toBe(2)
+    // Stripe dropped its answer to whichever refund reached it first, after applying it:
+    // that refund was sent twice with the same key, and still refunded once.
+    expect(stripe.slice(0, 2).map((r) => r.requests).sort()).toEqual([1, 2])
     expect(refunds.find((r) => r.target === 'github')).toMatchObject({ final: 'COMMITTED', recovery: 'found-by-query', applied: 1 })
     expect(refunds.find((r) => r.target === 'slack')).toMatchObject({ final: 'AMBIGUOUS', applied: 1 })
   })

@@ -62,7 +62,7 @@ export async function refundsScenario(dir: string, log: (l: string) => void, tim
     stripe.updateCharge('ch_3PdC3', { disputed: true })
     log('customer disputed ch_3PdC3 after the agent decided to refund it')
     stripe.fault({ mode: 'apply-then-drop', route: 'POST /v1/refunds', times: 1 })
-    log('Stripe will apply the first refund it gets and drop the connection before answering')
+    log('Stripe will apply the first refund that reaches it and drop the connection before answering')
 
     const { rows, killedWith } = await crashAndRecover({
       dir,
