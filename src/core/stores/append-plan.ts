@@ -63,6 +63,16 @@ export function proposedJournal(r: AppendRequest): string | undefined {
 }
 
 /**
+ * The data a request's record carries: a proposal's record also holds the
+ * effect and its tier, so a journal alone tells what was proposed. Depends on
+ * the request only (a proposal that passes compare-and-set found no effect),
+ * so a store may compute it before it reads anything.
+ */
+export function recordData(req: AppendRequest): JsonObject {
+  return req.from === null ? { ...req.data, effect: effectJson(req.effect as Effect), tier: req.tier! } : req.data
+}
+
+/**
  * @param current effects as read inside the transaction (only those in `heads`' journals count)
  * @param heads   heads of the journals locked for this transaction
  * @param at      the transaction's timestamp, from the store's clock
@@ -105,7 +115,7 @@ export function planAppend(
     const journal = effect.thread
     const head = newHeads.get(journal) ?? heads.get(journal)
     if (!head) throw new Error(`planAppend: journal ${journal} was not locked`)
-    const data: JsonObject = req.from === null ? { ...req.data, effect: effectJson(effect), tier } : req.data
+    const data = recordData(req)
     const dataText = canonicalJson(data)
     const seq = head.seq + 1
     const base = { journal, seq, effectId: req.effectId, state: req.to, at, data, prevHash: head.hash }

@@ -1,93 +1,83 @@
 /**
- * One batch of appends inside an open transaction (the caller owns BEGIN and
- * COMMIT). Journals are serialised by their head row: locked FOR UPDATE (in a
- * fixed order) before any effect state is read, so the compare-and-set and
- * the chain are decided on the latest committed data, on any number of hosts.
+ * One batch of appends in one round trip: the schema's append() function
+ * (schemas/postgres/0004_append_function.sql) locks the journal heads, checks
+ * compare-and-set and fencing, chains and writes the records, and notifies,
+ * as one autocommit statement. This side only computes what depends on the
+ * requests alone (the canonical data text, the effect's JSON, the channel a
+ * record wakes) and maps the answer back to the port's results.
  */
 import type pg from 'pg'
-import type { EffectSnapshot } from '../../effect.js'
-import { StoreError } from '../../errors.js'
-import { planAppend, proposedJournal, type ChainHead } from '../append-plan.js'
-import { GENESIS_HASH, type AppendRequest, type AppendResult, type Lease } from '../store.js'
-import { notifyChannels } from './notify.js'
 import { canonicalJson } from '../../canonical-json.js'
-import { effectJson } from '../append-plan.js'
+import { StoreError } from '../../errors.js'
+import { effectJson, recordData } from '../append-plan.js'
+import { GENESIS_HASH, type AppendRequest, type AppendResult } from '../store.js'
+import { notifyChannels } from './notify.js'
 import { toSnapshot, type EffectRow } from './rows.js'
 import type { PgStatements } from './statements.js'
+
+interface AppendRow {
+  idx: number
+  ok: boolean
+  journal: string | null
+  seq: string | null
+  prev_hash: string | null
+  hash: string | null
+  effect: EffectRow['effect'] | null
+  tier: number | null
+  state: string | null
+  last_seq: string | null
+  detail: EffectRow['detail'] | null
+  created_at: Date | null
+  updated_at: Date | null
+}
 
 export async function appendBatch(
   client: pg.ClientBase,
   sql: PgStatements,
-  requests: AppendRequest[],
+  requests: readonly AppendRequest[],
   at: string,
   schema: string,
 ): Promise<AppendResult[]> {
-  const ids = [...new Set(requests.map((r) => r.effectId))]
-
-  // Which journals to lock: a proposal names its own; the rest are looked up
-  // (an effect never changes journal, so this read needs no lock).
-  const journals = new Set<string>()
-  for (const r of requests) {
-    const j = proposedJournal(r)
-    if (j !== undefined) journals.add(j)
-  }
-  const known = await client.query<{ id: string; journal: string }>(sql.journalsOf, [ids])
-  for (const row of known.rows) journals.add(row.journal)
-  const names = [...journals]
-
-  const locked = await client.query<{ journal: string; head_seq: string; head_hash: string }>(sql.ensureAndLockHeads, [names, GENESIS_HASH])
-  const heads = new Map<string, ChainHead>(locked.rows.map((h) => [h.journal, { seq: Number(h.head_seq), hash: h.head_hash }]))
-
-  // Read after the locks: READ COMMITTED gives each statement a fresh snapshot.
-  const current = new Map<string, EffectSnapshot>()
-  const leases = new Map<string, Lease>()
-  for (const row of (await client.query<EffectRow>(sql.effectsByIds, [ids])).rows) {
-    current.set(row.id, toSnapshot(row))
-    if (row.lease_relay && row.lease_token != null) leases.set(row.id, { relay: row.lease_relay, token: Number(row.lease_token) })
-  }
-
-  const plan = planAppend(requests, current, heads, at, leases)
-  if (plan.records.length === 0) return plan.results
-
-  const recs = plan.records
-  const created = plan.effects.filter((e) => e.previousSeq === null)
-  const moved = plan.effects.filter((e) => e.previousSeq !== null)
-  const written = [...plan.heads]
-  const res = await client.query<{ moved: number }>(sql.writeBatch, [
-    recs.map((p) => p.record.journal),
-    recs.map((p) => p.record.seq),
-    recs.map((p) => p.record.effectId),
-    recs.map((p) => p.record.state),
-    recs.map((p) => p.record.at),
-    recs.map((p) => p.dataText),
-    recs.map((p) => p.record.prevHash),
-    recs.map((p) => p.record.hash),
-    created.map((e) => e.snapshot.effect.id),
-    created.map((e) => e.snapshot.effect.thread),
-    created.map((e) => e.snapshot.effect.target),
-    created.map((e) => e.snapshot.effect.action),
-    created.map((e) => e.snapshot.tier),
-    created.map((e) => canonicalJson(effectJson(e.snapshot.effect))),
-    created.map((e) => e.snapshot.state),
-    created.map((e) => e.snapshot.seq),
-    created.map((e) => e.detailText),
-    created.map((e) => e.snapshot.createdAt),
-    created.map((e) => e.snapshot.updatedAt),
-    moved.map((e) => e.snapshot.effect.id),
-    moved.map((e) => e.snapshot.state),
-    moved.map((e) => e.snapshot.seq),
-    moved.map((e) => e.detailText),
-    moved.map((e) => e.snapshot.updatedAt),
-    moved.map((e) => e.previousSeq),
-    written.map(([j]) => j),
-    written.map(([, h]) => h.seq),
-    written.map(([, h]) => h.hash),
+  const data = requests.map(recordData)
+  const proposal = (r: AppendRequest) => (r.from === null ? r.effect! : undefined)
+  const { rows } = await client.query<AppendRow>(sql.append, [
+    requests.map((r) => r.effectId),
+    requests.map((r) => r.from),
+    requests.map((r) => r.to),
+    data.map((d) => canonicalJson(d)),
+    requests.map((r) => proposal(r)?.thread ?? null),
+    requests.map((r) => proposal(r)?.target ?? null),
+    requests.map((r) => proposal(r)?.action ?? null),
+    requests.map((r) => (r.from === null ? r.tier! : null)),
+    requests.map((r) => (r.from === null ? canonicalJson(effectJson(r.effect!)) : null)),
+    requests.map((r) => r.lease?.relay ?? null),
+    requests.map((r) => r.lease?.token ?? null),
+    requests.map((r) => notifyChannels([r.to])[0] ?? null),
+    at,
+    GENESIS_HASH,
     schema,
-    // Delivered at COMMIT, and only then: a listener never hears of a write that did not happen.
-    notifyChannels(recs.map((p) => p.record.state)),
   ])
-  if (res.rows[0]!.moved !== moved.length) {
-    throw new StoreError(`${moved.length - res.rows[0]!.moved} effect(s) changed under an append that held their journal's lock; something writes the journal without it`)
+  if (rows.length !== requests.length) {
+    throw new StoreError(`the append function answered ${rows.length} row(s) for ${requests.length} request(s)`)
   }
-  return plan.results
+  return rows.map((row, i): AppendResult => {
+    const req = requests[row.idx - 1]!
+    if (row.idx !== i + 1) throw new StoreError(`the append function answered request ${row.idx} in place ${i + 1}`)
+    if (!row.ok) {
+      return { ok: false, current: row.state === null ? null : toSnapshot({ ...row, id: req.effectId } as unknown as EffectRow) }
+    }
+    return {
+      ok: true,
+      record: {
+        journal: row.journal!,
+        seq: Number(row.seq),
+        effectId: req.effectId,
+        state: req.to,
+        at,
+        data: data[i]!,
+        prevHash: row.prev_hash!,
+        hash: row.hash!,
+      },
+    }
+  })
 }

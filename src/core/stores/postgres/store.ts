@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL store (`pg` Pool): the shared journal for an outbox drained
- * by several relays. Each append batch is one transaction (appendBatch);
+ * by several relays. Each append batch is one transaction, one call (appendBatch);
  * reads that must agree with each other run in one REPEATABLE READ snapshot.
  *
  * Failure handling (DESIGN.md: nothing is dispatched before DISPATCHED is
@@ -76,19 +76,18 @@ export class PostgresStore implements Store {
     if (requests.length === 0) return []
     const at = this.clock.now().toISOString()
     const client = await this.connect('an append')
-    let committing = false
     try {
-      await client.query('BEGIN')
+      // One autocommit statement: no BEGIN/COMMIT round trips (schemas/postgres/0004_append_function.sql).
       const results = await appendBatch(client, this.sql, requests, at, this.schema)
-      committing = true
-      await client.query('COMMIT')
       client.release()
       return results
     } catch (e) {
-      // After COMMIT was sent the outcome is unknown; the connection is not reused.
-      const broken = committing || isTransientPgError(e) || !(await rollback(client))
-      client.release(broken ? asError(e) : undefined)
-      throw pgError(e, 'an append', this.where, committing)
+      // An error the server answered (it has a SQLSTATE) rolled the statement back; any other
+      // failure came after the statement was sent, so whether it committed is unknown, and
+      // the connection is not reused.
+      const answered = hasSqlState(e)
+      client.release(answered && !isTransientPgError(e) ? undefined : asError(e))
+      throw pgError(e, 'an append', this.where, !answered)
     }
   }
 
@@ -291,6 +290,11 @@ async function rollback(client: pg.PoolClient): Promise<boolean> {
   } catch {
     return false
   }
+}
+
+function hasSqlState(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
 }
 
 function asError(e: unknown): Error {
