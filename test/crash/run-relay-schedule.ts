@@ -62,7 +62,7 @@ export async function runRelaySchedule(rig: Rig, s: Schedule): Promise<ScheduleR
 
     // 2. The outage is over; a fresh relay takes over. 3. One reconcile pass.
     rig.service.clearFaults()
-    const next = scene.targets.map((t) => crashableTarget(t, new Life(undefined), scene.watch))
+    const next = scene.recoveryTargets.map((t) => crashableTarget(t, new Life(undefined), scene.watch))
     const recovering = relay(`recovering-${s.seed}`, rig.store, next)
     relays.push(recovering)
     await recovering.start()

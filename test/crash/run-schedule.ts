@@ -36,7 +36,7 @@ export async function runSchedule(rig: Rig, s: Schedule): Promise<ScheduleResult
 
   // 2. Restart: the outage is over; a fresh process recovers. 3. One reconcile pass.
   rig.service.clearFaults()
-  const next = scene.targets.map((t) => crashableTarget(t, new Life(undefined), scene.watch))
+  const next = scene.recoveryTargets.map((t) => crashableTarget(t, new Life(undefined), scene.watch))
   await new Gate({ store: rig.store, targets: next, retry: RETRY, sleep }).recover()
   await reconcileEffects({ store: rig.store, storeConfig: rig.config, targets: next, retry: RETRY, sleep, olderThanMs: 0, concurrency: 2 })
 

@@ -33,6 +33,13 @@ export interface Scene {
   expectations: Expectation[]
   /** The service's targets (each process wraps them in its own Life). */
   targets: EffectTarget[]
+  /**
+   * The same targets with ordinary timeouts, for recovery and reconcile: the
+   * outage is over by then, and a 100 ms timeout on a saturated machine would
+   * only leave effects in flight (correctly: a premise that cannot be checked
+   * is not dispatched), which is not what invariant 4 asks about.
+   */
+  recoveryTargets: EffectTarget[]
   watch: SendWatch
   sentEarly: Set<string>
   unsure: Set<string>
@@ -73,15 +80,17 @@ export async function setScene(rig: Rig, s: Schedule): Promise<Scene> {
   for (const f of s.faults) rig.service.fault({ mode: f.mode, route: f.route, times: f.times })
   const effects = raw.map((e, k) => ({ input: { ...e.input, premises: premises[k]! }, plan: e.plan }))
   const plain = targets(rig)
+  const unhurried = targets(rig, 5_000)
   return {
     effects,
     expectations: effects.map((e) => ({ effectId: toEffect(e.input).id, tier: e.plan.tier as Tier, stale: e.plan.stale })),
     targets: plain,
+    recoveryTargets: unhurried,
     watch,
     sentEarly,
     unsure,
     close: async () => {
-      for (const t of [...plain, ...capturing]) await t.close?.()
+      for (const t of [...plain, ...unhurried, ...capturing]) await t.close?.()
     },
   }
 }
