@@ -61,7 +61,7 @@ export interface RecoveredEffect {
 export interface RecoverOptions {
   /** Only effects whose last journal record is at least this old (ms). Default 0: all. */
   olderThanMs?: number
-  /** Act on at most this many effects (oldest first); the rest are counted as deferred. */
+  /** Act on at most this many effects (oldest first); the rest are counted as deferred. Waiting ones do not count. */
   limit?: number
   /** Effects worked on at once per target. Default 1 (one after another, oldest first). */
   concurrency?: number
@@ -99,6 +99,8 @@ export async function recover(
   const skipped = { recent: 0, filtered: 0, deferred: 0 }
   const cutoff = (opts.now ?? Date.now)() - (opts.olderThanMs ?? 0)
   const chosen: EffectSnapshot[] = []
+  // The limit counts effects acted on; those waiting for a person are only reported.
+  let acting = 0
   for (const snap of scan.effects) {
     if (isRunningHere(snap.effect.id)) continue
     if (opts.olderThanMs && Date.parse(snap.updatedAt) > cutoff) {
@@ -109,10 +111,12 @@ export async function recover(
       skipped.filtered++
       continue
     }
-    if (opts.limit !== undefined && chosen.length >= opts.limit) {
+    const waits = planFor(snap.state, snap.tier) === 'wait'
+    if (!waits && opts.limit !== undefined && acting >= opts.limit) {
       skipped.deferred++
       continue
     }
+    if (!waits) acting++
     chosen.push(snap)
   }
   await opts.onChosen?.(chosen)
