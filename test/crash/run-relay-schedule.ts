@@ -26,9 +26,25 @@ const LEASE_MS = 150
 const SETTLE_MS = 10_000
 let key: KeyPair | undefined
 
-function relay(id: string, store: Store, targets: EffectTarget[]): Relay {
+/**
+ * A relay whose claims are watched: an effect claimed while DISPATCHED had a
+ * holder that lost its lease in flight (stopped, starved past LEASE_MS), which
+ * the relay rightly treats as a crash there: for invariant 3 it is one.
+ */
+function relay(id: string, store: Store, targets: EffectTarget[], lapsed: Set<string>): Relay {
   key ??= generateKeyPair('relay', 'crash-harness')
-  return new Relay({ store, targets, relayId: id, key, leaseMs: LEASE_MS, pollMs: 5, concurrency: 4, retry: RETRY, sleep })
+  const watched = new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown
+      if (prop !== 'claim' || typeof value !== 'function') return value
+      return async (...args: Parameters<Store['claim']>) => {
+        const claimed = await target.claim(...args)
+        for (const c of claimed) if (c.snapshot.state === 'DISPATCHED') lapsed.add(c.snapshot.effect.id)
+        return claimed
+      }
+    },
+  })
+  return new Relay({ store: watched, targets, relayId: id, key, leaseMs: LEASE_MS, pollMs: 5, concurrency: 4, retry: RETRY, sleep })
 }
 
 async function settled(outbox: Outbox, scene: Scene, until: Promise<void>): Promise<void> {
@@ -42,6 +58,7 @@ export async function runRelaySchedule(rig: Rig, s: Schedule): Promise<ScheduleR
   const scene = await setScene(rig, s)
   const outbox = new Outbox({ store: rig.store, targets: scene.targets, pollMs: 5 })
   const relays: Relay[] = []
+  const lapsed = new Set<string>()
   try {
     // 1. The agent submits; the first relay dies at its boundary; a second may compete.
     const submits: (() => Promise<unknown>)[] = []
@@ -49,10 +66,10 @@ export async function runRelaySchedule(rig: Rig, s: Schedule): Promise<ScheduleR
     if (s.concurrent) await Promise.all(submits.map((f) => f()))
     else for (const f of submits) await f()
     const life = new Life(s.crashAt)
-    const first = relay(`first-${s.seed}`, crashableStore(rig.store, life), scene.targets.map((t) => crashableTarget(t, life, scene.watch)))
+    const first = relay(`first-${s.seed}`, crashableStore(rig.store, life), scene.targets.map((t) => crashableTarget(t, life, scene.watch)), lapsed)
     relays.push(first)
     if (s.effects.some((p) => p.second)) {
-      relays.push(relay(`second-${s.seed}`, rig.second, scene.targets.map((t) => crashableTarget(t, new Life(undefined), scene.watch))))
+      relays.push(relay(`second-${s.seed}`, rig.second, scene.targets.map((t) => crashableTarget(t, new Life(undefined), scene.watch)), lapsed))
     }
     for (const r of relays) await r.start()
     await settled(outbox, scene, life.died)
@@ -63,14 +80,15 @@ export async function runRelaySchedule(rig: Rig, s: Schedule): Promise<ScheduleR
     // 2. The outage is over; a fresh relay takes over. 3. One reconcile pass.
     rig.service.clearFaults()
     const next = scene.recoveryTargets.map((t) => crashableTarget(t, new Life(undefined), scene.watch))
-    const recovering = relay(`recovering-${s.seed}`, rig.store, next)
+    const recovering = relay(`recovering-${s.seed}`, rig.store, next, lapsed)
     relays.push(recovering)
     await recovering.start()
     await settled(outbox, scene, new Promise(() => {}))
     for (const r of relays) await r.stop().catch(() => {})
     await reconcileEffects({ store: rig.store, storeConfig: rig.config, targets: next, retry: RETRY, sleep, olderThanMs: 0, concurrency: 2 })
 
-    // 4. Judge.
+    // 4. Judge. A lease lost in flight is the relay-mode form of a crash in the window.
+    for (const id of lapsed) window.add(id)
     return await judge(rig, s, scene, life, window)
   } finally {
     for (const r of relays) await r.stop().catch(() => {})
