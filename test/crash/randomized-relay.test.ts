@@ -6,7 +6,7 @@
 import { describe } from 'vitest'
 import { batchTest } from './batch-test.js'
 
-const SCHEDULES = Number(process.env.INTERLOCK_CRASH_SCHEDULES_RELAY ?? 100)
+const SCHEDULES = Number(process.env.INTERLOCK_CRASH_SCHEDULES_RELAY ?? 60)
 
 describe('randomized crash schedules', () => {
   batchTest({ label: 'SQLite, relay mode', store: 'sqlite', mode: 'relay', firstSeed: 3_000_001, count: SCHEDULES, minCrashShare: 0.2 })
