@@ -8,7 +8,7 @@
  * written into the file would be printed by `config show` like any value.
  */
 
-const DURATION_MAX_MS = 600_000
+import { httpTimeouts } from './schema-common.js'
 
 const credential = (description: string) =>
   ({
@@ -18,20 +18,7 @@ const credential = (description: string) =>
     description,
   }) as const
 
-const timeouts = {
-  timeout_ms: {
-    type: 'integer',
-    minimum: 1,
-    maximum: DURATION_MAX_MS,
-    description: 'Total time for one request, headers and body, in milliseconds. Default 10000.',
-  },
-  connect_timeout_ms: {
-    type: 'integer',
-    minimum: 1,
-    maximum: DURATION_MAX_MS,
-    description: 'Time to establish the connection, in milliseconds. Default 3000.',
-  },
-} as const
+const timeouts = httpTimeouts
 
 const httpOrigin = (description: string) =>
   ({

@@ -7,7 +7,7 @@
  * written into the file would be printed by `config show` like any value.
  */
 
-const DURATION_MAX_MS = 600_000
+import { httpTimeouts } from './schema-common.js'
 
 const credential = (description: string) =>
   ({
@@ -25,18 +25,7 @@ const common = (service: string, defaultUrl: string) =>
       patternErrorMessage: 'must be an http:// or https:// URL, or start with a ${VAR} reference',
       description: `Base URL of the ${service} API; point it at an emulator in tests. Default "${defaultUrl}".`,
     },
-    timeout_ms: {
-      type: 'integer',
-      minimum: 1,
-      maximum: DURATION_MAX_MS,
-      description: 'Total time for one request, headers and body, in milliseconds. Default 10000.',
-    },
-    connect_timeout_ms: {
-      type: 'integer',
-      minimum: 1,
-      maximum: DURATION_MAX_MS,
-      description: 'Time to establish the connection, in milliseconds. Default 3000.',
-    },
+    ...httpTimeouts,
   }) as const
 
 export const stripeTarget = {

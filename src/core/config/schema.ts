@@ -21,9 +21,9 @@
 import { githubTarget, s3Target } from './schema-github-s3.js'
 import { DURATION, operators, policy } from './schema-policy.js'
 import { relay } from './schema-relay.js'
+import { DURATION_MAX_MS, durationMs, httpTimeouts } from './schema-common.js'
 import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
 
-const DURATION_MAX_MS = 600_000
 
 const sqliteStore = {
   type: 'object',
@@ -179,18 +179,7 @@ const httpTarget = {
       description: 'Extra request headers, e.g. Authorization = "Bearer ${API_TOKEN}".',
       additionalProperties: { type: 'string', description: 'Header value.' },
     },
-    timeout_ms: {
-      type: 'integer',
-      minimum: 1,
-      maximum: DURATION_MAX_MS,
-      description: 'Total time for one request, headers and body, in milliseconds. Default 10000.',
-    },
-    connect_timeout_ms: {
-      type: 'integer',
-      minimum: 1,
-      maximum: DURATION_MAX_MS,
-      description: 'Time to establish the connection, in milliseconds. Default 3000.',
-    },
+    ...httpTimeouts,
   },
   // Tier 2 is defined by the query; on other tiers a query_url would be silently unused.
   if: { properties: { tier: { const: 2 } }, required: ['tier'] },
@@ -206,7 +195,6 @@ const sqlName = (description: string) =>
     patternErrorMessage: 'must be a lower-case SQL identifier (letters, digits, _; at most 63 characters)',
     description,
   }) as const
-const durationMs = (description: string) => ({ type: 'integer', minimum: 1, maximum: DURATION_MAX_MS, description }) as const
 const argNames = (description: string) =>
   ({ type: 'array', items: { type: 'string', minLength: 1, description: 'An effect args key.' }, description }) as const
 
