@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './free-port.js'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -60,15 +60,4 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       rmSync(root, { recursive: true, force: true })
     },
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address()
-      srv.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))))
-    })
-  })
 }

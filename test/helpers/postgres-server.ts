@@ -18,7 +18,7 @@
  * of the run goes on.
  */
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './free-port.js'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 
@@ -125,18 +125,6 @@ function isAlive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM'
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address()
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {

@@ -5,7 +5,7 @@
  * runs as the postgres user when we are root).
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './free-port.js'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 
@@ -44,15 +44,4 @@ export async function startRestartablePostgres(): Promise<RestartablePostgres> {
       rmSync(root, { recursive: true, force: true })
     },
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address()
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
 }

@@ -9,7 +9,7 @@
  */
 import { Agent, request, type Dispatcher } from 'undici'
 import { parseBody, readLimited, scrub, secretsOf } from './body.js'
-import { faultFromError, type Answer } from './faults.js'
+import { faultFromError, requestLabel, type Answer } from './faults.js'
 
 export interface HttpClientSettings {
   /** Headers sent with every request; their values are treated as secrets. */
@@ -89,11 +89,7 @@ export class HttpClient {
 
   /** How errors name a request: method and origin, never the path, query or headers. */
   where(method: string, url: string): string {
-    let origin = '(invalid URL)'
-    try {
-      origin = new URL(url).origin
-    } catch {}
-    return `target ${this.name}: ${method} ${origin}`
+    return requestLabel(this.name, method, url)
   }
 
   /** Idempotent: a target may be closed by its gate and by whoever made it. */

@@ -41,6 +41,18 @@ function codeOf(e: unknown): string | undefined {
 }
 
 /** A thrown network error. `where` names the request without its path or headers (they may carry secrets). */
+/**
+ * How errors name a request: the target, the method and the origin, never the
+ * path, query or headers (webhook paths and query strings can carry secrets).
+ */
+export function requestLabel(target: string, method: string, url: string): string {
+  let origin = '(invalid URL)'
+  try {
+    origin = new URL(url).origin
+  } catch {}
+  return `target ${target}: ${method} ${origin}`
+}
+
 export function faultFromError(e: unknown, where: string): DispatchFault {
   const code = codeOf(e)
   if (code && NOT_CONNECTED.has(code)) {

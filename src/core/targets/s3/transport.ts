@@ -12,7 +12,7 @@
 import { Agent, request, type Dispatcher } from 'undici'
 import type { JsonValue } from '../../canonical-json.js'
 import { parseBody, scrub, secretsOf } from '../http/body.js'
-import { faultFromError } from '../http/faults.js'
+import { faultFromError, requestLabel } from '../http/faults.js'
 
 export interface TransportSettings {
   /** Total time for one request, headers and body. */
@@ -99,11 +99,7 @@ export class Transport {
 
   /** How errors name a request: method and origin, never the path, query or headers. */
   where(method: string, url: string): string {
-    let origin = '(invalid URL)'
-    try {
-      origin = new URL(url).origin
-    } catch {}
-    return `target ${this.label}: ${method} ${origin}`
+    return requestLabel(this.label, method, url)
   }
 
   async close(): Promise<void> {
