@@ -187,6 +187,8 @@ describe.each(stores)('relay on %s', (_name, config) => {
     const r = relay(store, [t], { healthPort: 0 })
     await r.start()
     await (await outbox.submit(input(1))).result()
+    // The outcome is durable before the relay's own bookkeeping of it; wait for the latter.
+    await until(() => r.metrics.total() === 1 && r.metrics.inFlight === 0)
     const base = `http://127.0.0.1:${r.healthPort}`
     const health = await fetch(`${base}/healthz`)
     expect(health.status).toBe(200)
