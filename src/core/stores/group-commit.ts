@@ -32,7 +32,9 @@ import type {
   RelayHeartbeat,
   Store,
 } from './store.js'
+import { countByState } from './store.js'
 import type { EffectSnapshot } from '../effect.js'
+import type { State } from '../lifecycle.js'
 
 export interface GroupCommitOptions {
   /** Most requests in one transaction; later callers wait for the next (default 1000). A single larger call still goes alone. */
@@ -139,6 +141,10 @@ class GroupCommitStore implements Store {
 
   records(): AsyncIterable<JournalRecord> {
     return this.inner.records()
+  }
+
+  countByState(): Promise<Record<State, number>> {
+    return countByState(this.inner)
   }
 
   claim(request: ClaimRequest): Promise<ClaimedEffect[]> {

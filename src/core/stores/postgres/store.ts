@@ -11,6 +11,7 @@ import type pg from 'pg'
 import { systemClock, type Clock } from '../../clock.js'
 import type { EffectSnapshot } from '../../effect.js'
 import { StoreError } from '../../errors.js'
+import { STATES, type State } from '../../lifecycle.js'
 import { validateAppendRequests, type ChainHead } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
 import { BEFORE_ANY_SEQ, InFlightFold } from '../scan-fold.js'
@@ -180,6 +181,15 @@ export class PostgresStore implements Store {
       text += ` OFFSET $${values.length}`
     }
     return (await this.query<EffectRow>('listing effects', text, values)).rows.map(toSnapshot)
+  }
+
+  async countByState(): Promise<Record<State, number>> {
+    this.assertOpen()
+    // One grouped query (the state index serves it); count(*) is bigint, sent as text.
+    const { rows } = await this.query<{ state: string; n: string }>('counting effects', `SELECT state, count(*) AS n FROM ${this.sql.effectsTable} GROUP BY state`, [])
+    const counts = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<State, number>
+    for (const r of rows) if ((STATES as readonly string[]).includes(r.state)) counts[r.state as State] = Number(r.n)
+    return counts
   }
 
   async *records(): AsyncIterable<JournalRecord> {

@@ -13,7 +13,7 @@ import { canonicalJson } from '../../canonical-json.js'
 import { systemClock, type Clock } from '../../clock.js'
 import type { EffectSnapshot, Tier } from '../../effect.js'
 import { StoreError } from '../../errors.js'
-import type { State } from '../../lifecycle.js'
+import { STATES, type State } from '../../lifecycle.js'
 import { effectJson, planAppend, proposedJournal, validateAppendRequests, type ChainHead } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
 import { BEFORE_ANY_SEQ, InFlightFold, type ProjectedEffect } from '../scan-fold.js'
@@ -199,6 +199,15 @@ export class SqliteStore implements Store {
     if (filter.offset !== undefined) params.push(filter.offset)
     const rows = this.read('listing effects', () => this.db.prepare(sql).all(...params) as EffectRow[])
     return rows.map(toSnapshot)
+  }
+
+  async countByState(): Promise<Record<State, number>> {
+    this.assertOpen()
+    // One pass over the state index (a covering index: the table itself is not read).
+    const rows = this.read('counting effects', () => this.db.prepare('SELECT state, count(*) AS n FROM effects GROUP BY state').all() as { state: string; n: number }[])
+    const counts = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<State, number>
+    for (const r of rows) if ((STATES as readonly string[]).includes(r.state)) counts[r.state as State] = r.n
+    return counts
   }
 
   async *records(): AsyncIterable<JournalRecord> {
