@@ -2,7 +2,7 @@
 import type { JsonObject } from '../canonical-json.js'
 import type { EffectSnapshot } from '../effect.js'
 import { IN_FLIGHT_STATES, STATES, type State } from '../lifecycle.js'
-import type { Store } from '../stores/store.js'
+import { countByState, type Store } from '../stores/store.js'
 
 export interface WaitingEffect {
   effectId: string
@@ -31,30 +31,37 @@ export interface OutboxStatus {
 }
 
 export async function outboxStatus(store: Store, now: Date): Promise<OutboxStatus> {
-  const all = await store.list()
-  const counts = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<State, number>
-  let oldest: EffectSnapshot | undefined
-  for (const s of all) {
-    counts[s.state]++
-    if (IN_FLIGHT_STATES.includes(s.state) && (!oldest || s.createdAt < oldest.createdAt)) oldest = s
-  }
-  const waiting = (state: State) =>
-    all
-      .filter((s) => s.state === state)
-      .sort((a, b) => (a.updatedAt < b.updatedAt ? -1 : 1))
-      .map((s) => ({
-        effectId: s.effect.id,
-        target: s.effect.target,
-        action: s.effect.action,
-        thread: s.effect.thread,
-        since: s.updatedAt,
-        why: String(state === 'HELD' ? (s.detail.rule ?? '') : (s.detail.reason ?? '')),
-      }))
-  const status: OutboxStatus = { counts, total: all.length, held: waiting('HELD'), ambiguous: waiting('AMBIGUOUS'), relays: await relaysOf(store) }
+  // Counts from one grouped query, then only the effects shown one by one: a
+  // million settled effects are counted by the store, never read here.
+  const counts = await countByState(store)
+  const [held, ambiguous, oldest, relays] = await Promise.all([waiting(store, 'HELD'), waiting(store, 'AMBIGUOUS'), oldestInFlight(store, counts), relaysOf(store)])
+  const total = STATES.reduce((n, s) => n + counts[s], 0)
+  const status: OutboxStatus = { counts, total, held, ambiguous, relays }
   if (oldest) {
     status.oldestInFlight = { effectId: oldest.effect.id, state: oldest.state, since: oldest.createdAt, ageMs: now.getTime() - Date.parse(oldest.createdAt) }
   }
   return status
+}
+
+async function waiting(store: Store, state: State): Promise<WaitingEffect[]> {
+  return (await store.list({ states: [state] }))
+    .sort((a, b) => (a.updatedAt < b.updatedAt ? -1 : 1))
+    .map((s) => ({
+      effectId: s.effect.id,
+      target: s.effect.target,
+      action: s.effect.action,
+      thread: s.effect.thread,
+      since: s.updatedAt,
+      why: String(state === 'HELD' ? (s.detail.rule ?? '') : (s.detail.reason ?? '')),
+    }))
+}
+
+/** list() is newest first: the oldest in flight is the last of them, fetched alone with the count as offset. */
+async function oldestInFlight(store: Store, counts: Record<State, number>): Promise<EffectSnapshot | undefined> {
+  const inFlight = IN_FLIGHT_STATES.reduce((n, s) => n + counts[s], 0)
+  if (inFlight === 0) return undefined
+  const [last] = await store.list({ states: [...IN_FLIGHT_STATES], limit: 1, offset: inFlight - 1 })
+  return last
 }
 
 // Heartbeats are written by each relay (store.heartbeat); none recorded is an empty list.

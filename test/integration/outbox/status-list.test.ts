@@ -59,4 +59,46 @@ describe.each([
       await h.dispose()
     }
   })
+
+  it('counts with one grouped query and reads only the effects it shows, the oldest in flight among several', async () => {
+    const h = await make()
+    const store = await h.open()
+    const payments = new CountingTarget('payments', 1)
+    const gate = new Gate({ store, targets: [payments], policy, retry: { maxAttempts: 1, backoffMs: 0 } })
+    try {
+      for (let i = 0; i < 30; i++) await gate.submit({ thread: 'settled', target: 'payments', action: 'refund', args: { amount: `${i + 1}.00` } })
+      const stuck: string[] = []
+      for (let i = 0; i < 3; i++) {
+        payments.faults.push({ kind: 'unknown' })
+        // Distinct creation times, so "oldest" has one answer.
+        await new Promise((r) => setTimeout(r, 2))
+        stuck.push((await gate.submit({ thread: `stuck-${i}`, target: 'payments', action: 'refund', args: { amount: `${i + 100}.00` } })).effectId)
+      }
+      await gate.submit({ thread: 'held', target: 'payments', action: 'refund', args: { amount: '900.00' } })
+      let rowsRead = 0
+      let countQueries = 0
+      const watched = new Proxy(store, {
+        get(target, prop, receiver) {
+          if (prop === 'list') return async (f: Parameters<typeof store.list>[0]) => {
+            const rows = await target.list(f)
+            rowsRead += rows.length
+            return rows
+          }
+          if (prop === 'countByState') return () => (countQueries++, target.countByState!())
+          return Reflect.get(target, prop, receiver)
+        },
+      })
+      const status = await outboxStatus(watched, new Date())
+      expect(status.counts).toMatchObject({ COMMITTED: 30, DISPATCHED: 3, HELD: 1 })
+      expect(status.total).toBe(34)
+      expect(status.oldestInFlight).toMatchObject({ effectId: stuck[0], state: 'DISPATCHED' })
+      expect(countQueries).toBe(1)
+      // The held effect and the oldest in flight: nothing else is read.
+      expect(rowsRead).toBe(2)
+    } finally {
+      await gate.close()
+      await store.close()
+      await h.dispose()
+    }
+  })
 })
