@@ -24,6 +24,9 @@ export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: Dis
   const tier = snap.tier
   let mayHaveLanded = opts.recovering
   let lastReason = ''
+  // Relays: asked before apply and again by the target right before its write (targets/fence.ts).
+  const held = ctx.stillHeld
+  const fence = held ? () => held(snap.effect.id) : undefined
 
   for (let attempt = 1; attempt <= ctx.retry.maxAttempts; attempt++) {
     if (mayHaveLanded && tier === 2) {
@@ -44,17 +47,17 @@ export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: Dis
       })
     }
 
-    if (ctx.stillHeld && !ctx.stillHeld(snap.effect.id)) {
-      // A relay whose lease ran out (paused, cut off) leaves the effect to whoever holds it now.
-      return { status: 'in_flight', effectId: snap.effect.id, state: 'DISPATCHED', reason: 'lease lost before apply; another relay finishes it' }
-    }
+    if (fence && !fence()) return leaseLost(snap)
     let receipt: Receipt
     try {
-      receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering })
+      receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering, fence })
     } catch (err) {
       const fault = classify(err)
       lastReason = fault.message
       switch (fault.kind) {
+        case 'fenced':
+          // The target sent nothing: the lease ran out between the check above and the write.
+          return leaseLost(snap)
         case 'refused':
           return settle(ctx, snap, 'FAILED', { reason: fault.message })
         case 'premise':
@@ -87,6 +90,11 @@ export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: Dis
     state: 'DISPATCHED',
     reason: `gave up after ${ctx.retry.maxAttempts} tries (${lastReason}); recovery will finish it`,
   }
+}
+
+/** A relay whose lease ran out (paused, cut off) leaves the effect to whoever holds it now, sending nothing. */
+function leaseLost(snap: EffectSnapshot): SubmitOutcome {
+  return { status: 'in_flight', effectId: snap.effect.id, state: 'DISPATCHED', reason: 'lease lost before apply; another relay finishes it' }
 }
 
 async function commit(ctx: GateContext, snap: EffectSnapshot, receipt: Receipt, via: 'apply' | 'query'): Promise<SubmitOutcome> {

@@ -160,6 +160,8 @@ export type DispatchFaultKind =
   | 'premise'
   /** The service asks to retry later with the same request (Stripe 409 in flight, Slack 429). */
   | 'retry-later'
+  /** Not sent: the fence said this process no longer holds the effect (a relay's lease ran out). */
+  | 'fenced'
 
 export class DispatchFault extends InterlockError {
   constructor(

@@ -22,11 +22,12 @@ import { inWindow, judge, RETRY, setScene, yieldTurn as sleep, type ScheduleResu
 
 /**
  * The relays' lease: the recovering relay waits this long for a dead relay's
- * effects. 1 s by default, so that on a loaded CI machine a live relay does
- * not lose its lease in flight: a relay that did, and resumed sending after
- * another had queried and applied, applies a tier-2 effect twice (the open
- * defect in src/core/relay/README.md). INTERLOCK_CRASH_RELAY_LEASE_MS=150 on a
- * busy machine reproduces it (seed 3000091 did, under the full suite).
+ * effects. 1 s by default, so that the recovering phase stays short on a
+ * loaded CI machine. A live relay that loses its lease in flight (starved past
+ * it) sends nothing: its target asks the lease right before the write
+ * (src/core/targets/fence.ts). INTERLOCK_CRASH_RELAY_LEASE_MS=150 on a busy
+ * machine makes such lapses common (seed 3000091 applied a tier-2 effect twice
+ * under the full suite before that check existed).
  */
 const LEASE_MS = Number(process.env.INTERLOCK_CRASH_RELAY_LEASE_MS ?? 1000)
 /** Longest a phase waits for effects to settle before the invariants judge what is there. */

@@ -5,6 +5,7 @@
  */
 import type { Effect, Receipt, Tier } from '../../src/core/effect.js'
 import { DispatchFault, type DispatchFaultKind } from '../../src/core/errors.js'
+import { passFence } from '../../src/core/targets/fence.js'
 import type { ApplyContext, EffectTarget } from '../../src/core/targets/target.js'
 
 export type Fault =
@@ -42,11 +43,13 @@ export class CountingTarget implements EffectTarget {
     return this.violations
   }
 
-  async apply(effect: Effect, _ctx: ApplyContext): Promise<Receipt> {
+  async apply(effect: Effect, ctx: ApplyContext): Promise<Receipt> {
     this.calls.set(effect.id, (this.calls.get(effect.id) ?? 0) + 1)
     await this.onApply?.(effect)
     const fault = this.faults.shift()
     if (fault && !fault.afterApplying) throw toError(fault)
+    // As a real target does: the last thing before the write is the relay's fence.
+    passFence(ctx.fence, `target ${this.name}`)
     this.land(effect.id)
     if (fault && fault.afterApplying) throw toError(fault)
     return { applied: effect.id }

@@ -21,6 +21,14 @@ export interface ApplyContext {
   /** True when this apply is recovery's re-apply of an effect found DISPATCHED. */
   recovering: boolean
   signal?: AbortSignal
+  /**
+   * Outbox relays: true while this process still holds the effect's lease.
+   * Ask it synchronously right before the write that could change the
+   * service, and send nothing when it says no (throw a DispatchFault of kind
+   * 'fenced'). The built-in targets ask it from inside the HTTP client, just
+   * before the request is written (http/fence.ts). Absent for inline gates.
+   */
+  fence?: () => boolean
 }
 
 /**

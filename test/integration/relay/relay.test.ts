@@ -128,6 +128,49 @@ describe.each(stores)('relay on %s', (_name, config) => {
     await store.close()
   })
 
+  it('a relay whose lease runs out while its request waits to be written sends nothing; the relay that took over applies once', async () => {
+    const store = await open()
+    const t = new CountingTarget('t1', 2)
+    const outbox = new Outbox({ store, targets: [t] })
+    const h = await outbox.submit(input(9))
+    // Relay A passes its lease check before apply, then stalls where a request waits for its
+    // connection (as a SIGSTOP there would), past its lease.
+    let clockA = 0
+    let releaseA!: () => void
+    const stalled = new Promise<void>((resolve) => (releaseA = resolve))
+    const tA = new CountingTarget('t1', 2)
+    tA.onApply = () => stalled
+    // A stopped process neither renews nor claims again.
+    let stopped = false
+    const frozen = delegate(store, {
+      renewLease: () => new Promise<string[]>(() => {}),
+      claim: (req) => (stopped ? Promise.resolve([]) : store.claim(req)),
+    })
+    const a = relay(frozen, [tA], { relayId: 'A', leaseMs: 200, monotonic: () => clockA })
+    await a.start()
+    await until(() => tA.calls.size === 1)
+    stopped = true
+    expect((await store.get(h.effectId))?.state).toBe('DISPATCHED')
+    await new Promise((r) => setTimeout(r, 300))
+    // Relay B takes over the expired lease, asks the service (not applied) and applies.
+    const b = relay(store, [t], { relayId: 'B', leaseMs: 5_000 })
+    await b.start()
+    expect(await h.result()).toMatchObject({ status: 'committed' })
+    expect(t.queries).toContain(h.effectId)
+    // A resumes: its fence, asked right before the write, says no; it sends nothing.
+    clockA = 10_000
+    releaseA()
+    await a.stop()
+    await b.stop()
+    expect(tA.calls.get(h.effectId)).toBe(1)
+    expect(tA.count(h.effectId)).toBe(0)
+    expect(t.count(h.effectId)).toBe(1)
+    expect(a.metrics.leasesLost).toBeGreaterThanOrEqual(1)
+    expect((await store.history(h.effectId)).map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
+    await outbox.close()
+    await store.close()
+  })
+
   it('a relay whose local deadline passed after DISPATCHED does not apply', async () => {
     const store = await open()
     const t = new CountingTarget('t1', 2)

@@ -161,6 +161,19 @@ describe('postgres_row recovery (tier 2)', () => {
     expect(await o.orderCount()).toBe(1)
   })
 
+  it('a relay whose lease ran out by COMMIT rolls back: a fenced fault, no row', async () => {
+    const t = target()
+    const e = await effectWithPremises(t)
+    let checks = 0
+    const f = await fault(t.apply(e, { ...first, fence: () => (checks++, false) }))
+    expect(f.kind).toBe('fenced')
+    expect(checks).toBe(1)
+    expect(await o.orderCount(e.id)).toBe(0)
+    expect(await t.query(e)).toBeNull()
+    expect(await t.apply(e, { ...first, fence: () => true })).toMatchObject({ inserted: true })
+    expect(await o.orderCount(e.id)).toBe(1)
+  })
+
   it('a repeated apply inserts nothing (ON CONFLICT), also after the premise moved on', async () => {
     const t = target()
     const e = await effectWithPremises(t)

@@ -66,6 +66,20 @@ describe('RepoTarget apply and query', () => {
     expect(await target.query(effect('write_file', { path: 'src/a.ts', content: 'other' }))).toBeNull()
   })
 
+  it('a relay whose lease ran out before git commit commits nothing and leaves the worktree clean', async () => {
+    const repo = await repoWith({ 'README.md': 'hello\n' })
+    const target = new RepoTarget('repo', { path: repo.path, branch: 'main' })
+    const head = (await repo.git('rev-parse', 'HEAD')).trim()
+    const e = effect('write_file', { path: 'README.md', content: 'changed\n', message: 'change' })
+    const f = await fault(target.apply(e, { ...first, fence: () => false }))
+    expect(f.kind).toBe('fenced')
+    expect(f.message).toMatch(/git commit on main: not sent/)
+    expect((await repo.git('rev-parse', 'HEAD')).trim()).toBe(head)
+    expect(repo.read('README.md')).toBe('hello\n')
+    expect((await repo.git('status', '--porcelain')).trim()).toBe('')
+    expect(await target.query(e)).toBeNull()
+  })
+
   it('works on a fresh repository with no commits and no git identity anywhere', async () => {
     const repo = await repoWith()
     const home = mkdtempSync(path.join(os.tmpdir(), 'interlock-home-'))

@@ -14,6 +14,7 @@
  */
 import type { JsonObject } from '../../canonical-json.js'
 import { HttpClient, type HttpAnswer, type HttpClientOptions } from '../http/client.js'
+import type { RequestGuard } from '../http/fence.js'
 
 export interface GithubApiSettings {
   token: string
@@ -56,8 +57,8 @@ export class GithubApi {
     return this.call('GET', `/pulls/${n}`)
   }
 
-  mergePull(n: number, body: JsonObject, signal?: AbortSignal): Promise<GithubAnswer> {
-    return this.call('PUT', `/pulls/${n}/merge`, body, signal)
+  mergePull(n: number, body: JsonObject, guard?: RequestGuard): Promise<GithubAnswer> {
+    return this.call('PUT', `/pulls/${n}/merge`, body, guard)
   }
 
   /** Newest first, as GitHub lists them. */
@@ -69,8 +70,8 @@ export class GithubApi {
     return this.call('GET', `/git/commits/${sha}`)
   }
 
-  createCommit(body: { message: string; tree: string; parents: string[] }, signal?: AbortSignal): Promise<GithubAnswer> {
-    return this.call('POST', '/git/commits', body, signal)
+  createCommit(body: { message: string; tree: string; parents: string[] }, guard?: RequestGuard): Promise<GithubAnswer> {
+    return this.call('POST', '/git/commits', body, guard)
   }
 
   getBranch(branch: string): Promise<GithubAnswer> {
@@ -78,8 +79,8 @@ export class GithubApi {
   }
 
   /** Without force GitHub refuses anything but a fast-forward (422): the branch cannot be rewound. */
-  updateBranch(branch: string, sha: string, signal?: AbortSignal): Promise<GithubAnswer> {
-    return this.call('PATCH', `/git/refs/heads/${refPath(branch)}`, { sha, force: false }, signal)
+  updateBranch(branch: string, sha: string, guard?: RequestGuard): Promise<GithubAnswer> {
+    return this.call('PATCH', `/git/refs/heads/${refPath(branch)}`, { sha, force: false }, guard)
   }
 
   /** `interlock check`: who the token is (https://docs.github.com/en/rest/users/users#get-the-authenticated-user). */
@@ -100,9 +101,9 @@ export class GithubApi {
     return this.http.close()
   }
 
-  private call(method: string, path: string, body?: JsonObject, signal?: AbortSignal): Promise<GithubAnswer> {
+  private call(method: string, path: string, body?: JsonObject, guard?: RequestGuard): Promise<GithubAnswer> {
     const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' }
-    return this.http.send(method, `${this.root}${path}`, headers, body === undefined ? undefined : JSON.stringify(body), signal)
+    return this.http.send(method, `${this.root}${path}`, headers, body === undefined ? undefined : JSON.stringify(body), guard)
   }
 }
 

@@ -38,7 +38,7 @@ export async function applyMerge(
   }
   const body: JsonObject = { sha: head, merge_method: a.mergeMethod ?? defaultMethod, commit_message: withTrailer(a.message, effect.id) }
   if (a.commitTitle !== undefined) body.commit_title = a.commitTitle
-  const answer = await api.mergePull(a.pullNumber, body, ctx.signal)
+  const answer = await api.mergePull(a.pullNumber, body, ctx)
   const fault = githubFault(answer, 'merge', where, nowMs)
   if (fault) throw fault
   const sha = obj(answer.body).sha

@@ -43,12 +43,12 @@ export async function applyRevert(api: GithubApi, effect: Effect, a: Revert, ctx
 
   const subject = String(obj(merge.body).message ?? '').split('\n')[0]
   const message = withTrailer(a.message ?? `Revert "${subject}"\n\nThis reverts commit ${a.mergeSha}.`, effect.id)
-  const created = await api.createCommit({ message, tree, parents: [a.mergeSha] }, ctx.signal)
+  const created = await api.createCommit({ message, tree, parents: [a.mergeSha] }, ctx)
   check(created, 'create-commit', 'POST')
   const sha = obj(created.body).sha
   if (typeof sha !== 'string') throw new DispatchFault('refused', `${api.where('POST')}: the revert commit came back without a sha; the branch was not moved`)
 
-  check(await api.updateBranch(a.base, sha, ctx.signal), 'update-ref', 'PATCH')
+  check(await api.updateBranch(a.base, sha, ctx), 'update-ref', 'PATCH')
   return { sha, reverted: a.mergeSha, branch: a.base }
 }
 

@@ -10,6 +10,7 @@
 import { Agent, request, type Dispatcher } from 'undici'
 import { parseBody, readLimited, scrub, secretsOf } from './body.js'
 import { faultFromError, requestLabel, type Answer } from './faults.js'
+import { fenced, guardOf, type RequestGuard } from './fence.js'
 
 export interface HttpClientSettings {
   /** Headers sent with every request; their values are treated as secrets. */
@@ -62,20 +63,25 @@ export class HttpClient {
     this.now = options.now ?? Date.now
   }
 
-  /** One request with every timeout applied; network failures come back as DispatchFaults. */
-  async send(method: string, url: string, extra: Record<string, string> = {}, body?: string, signal?: AbortSignal): Promise<HttpAnswer> {
+  /**
+   * One request with every timeout applied; network failures come back as
+   * DispatchFaults. An apply passes its ApplyContext as `guard`: its fence is
+   * asked right before the request is written (fence.ts).
+   */
+  async send(method: string, url: string, extra: Record<string, string> = {}, body?: string, guard?: AbortSignal | RequestGuard): Promise<HttpAnswer> {
     const headers: Record<string, string> = { accept: 'application/json' }
     const overridden = new Set(Object.keys(extra).map((k) => k.toLowerCase()))
     for (const [k, v] of Object.entries(this.headers)) if (!overridden.has(k.toLowerCase())) headers[k] = v
     Object.assign(headers, extra)
     const deadline = AbortSignal.timeout(this.settings.timeoutMs)
     const where = this.where(method, url)
+    const { signal, fence } = guardOf(guard)
     try {
       const res = await request(url, {
         method: method as Dispatcher.HttpMethod,
         headers,
         body,
-        dispatcher: this.dispatcher,
+        dispatcher: fenced(this.dispatcher, fence, where),
         signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
       })
       const text = scrub(await readLimited(res.body), this.secrets)

@@ -40,7 +40,6 @@ function codeOf(e: unknown): string | undefined {
   return undefined
 }
 
-/** A thrown network error. `where` names the request without its path or headers (they may carry secrets). */
 /**
  * How errors name a request: the target, the method and the origin, never the
  * path, query or headers (webhook paths and query strings can carry secrets).
@@ -53,7 +52,10 @@ export function requestLabel(target: string, method: string, url: string): strin
   return `target ${target}: ${method} ${origin}`
 }
 
+/** A thrown network error. `where` names the request without its path or headers (they may carry secrets). */
 export function faultFromError(e: unknown, where: string): DispatchFault {
+  // Already classified (a fence that refused to send): keep what it says.
+  if (e instanceof DispatchFault) return e
   const code = codeOf(e)
   if (code && NOT_CONNECTED.has(code)) {
     return new DispatchFault('not-sent', `${where}: could not connect (${code}); the request was not sent`, { cause: e })

@@ -23,6 +23,7 @@ import { faultFromStatus } from './faults.js'
 import { capturePremise, validatePremise } from './http-premises.js'
 import { probeHttp } from './probe.js'
 import { expandUrl, placeholdersOf } from './template.js'
+import type { RequestGuard } from './fence.js'
 
 export type HttpTargetSettings = Pick<HttpTargetConfig, 'tier' | 'url'> & Partial<Omit<HttpTargetConfig, 'type' | 'tier' | 'url'>>
 
@@ -74,7 +75,7 @@ export class HttpTarget implements EffectTarget {
     // UNSAFE test switch (unsafe.ts): a retry that forgets its key, so the service applies it again.
     if (this.tier === 1 && (ctx.attempt > 1 || ctx.recovering) && unsafe('newKeyOnRetry')) headers['idempotency-key'] = `${effect.id}-retry-${randomUUID()}`
     const body = canonicalJson({ action: effect.action, args: effect.args, effect_id: effect.id })
-    const answer = await this.send(this.config.method, url, headers, body, ctx.signal)
+    const answer = await this.send(this.config.method, url, headers, body, ctx)
     const fault = faultFromStatus(answer, this.tier, this.where(this.config.method, url), this.http.now())
     if (fault) throw fault
     return { status: answer.status, body: answer.body }
@@ -99,8 +100,8 @@ export class HttpTarget implements EffectTarget {
   }
 
   /** One request with every timeout applied; network failures come back as DispatchFaults. */
-  send(method: string, url: string, extra: Record<string, string>, body?: string, signal?: AbortSignal): Promise<HttpAnswer> {
-    return this.http.send(method, url, extra, body, signal)
+  send(method: string, url: string, extra: Record<string, string>, body?: string, guard?: AbortSignal | RequestGuard): Promise<HttpAnswer> {
+    return this.http.send(method, url, extra, body, guard)
   }
 
   /** How errors name a request: method and origin, never the path, query or headers. */

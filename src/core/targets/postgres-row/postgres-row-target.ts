@@ -36,6 +36,7 @@ import { capturedRows, describeChanges } from './premise-rows.js'
 import { checkReadiness } from './readiness.js'
 import { probePostgresRow } from './probe.js'
 import { compileSettings, type PostgresRowTargetSettings, type RowPlan } from './settings.js'
+import { fencedOut, type Fence } from '../fence.js'
 
 export interface PostgresRowTargetOptions {
   /** More values to keep out of errors (config `secrets`). */
@@ -97,7 +98,7 @@ export class PostgresRowTarget implements EffectTarget {
     return describeChanges(rows, await this.readPremise(effect.args))
   }
 
-  async apply(effect: Effect, _ctx: ApplyContext): Promise<Receipt> {
+  async apply(effect: Effect, ctx: ApplyContext): Promise<Receipt> {
     let action: RowAction
     try {
       action = parseRowAction(this.name, effect.action)
@@ -112,10 +113,14 @@ export class PostgresRowTarget implements EffectTarget {
       if (e instanceof InterlockError) throw new DispatchFault('refused', `${e.message}; nothing was sent`, { hint: e.hint, cause: e })
       throw faultOf(e, 'connect', this.where, this.secrets)
     }
-    return this.inTransaction(pool, async (client) => {
-      if (action === 'compensate') return { receipt: await runCompensation(client, this.plan, effect) }
-      return insertRow(client, this.name, this.plan, effect)
-    })
+    return this.inTransaction(
+      pool,
+      async (client) => {
+        if (action === 'compensate') return { receipt: await runCompensation(client, this.plan, effect) }
+        return insertRow(client, this.name, this.plan, effect)
+      },
+      ctx.fence,
+    )
   }
 
   async query(effect: Effect): Promise<Receipt | null> {
@@ -139,7 +144,11 @@ export class PostgresRowTarget implements EffectTarget {
   }
 
   /** BEGIN, the work, then COMMIT, or ROLLBACK and a 'premise' fault; every failure sorted by phase. */
-  private async inTransaction(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<{ receipt: Receipt } | { violations: string[] }>): Promise<Receipt> {
+  private async inTransaction(
+    pool: pg.Pool,
+    work: (client: pg.PoolClient) => Promise<{ receipt: Receipt } | { violations: string[] }>,
+    fence?: Fence,
+  ): Promise<Receipt> {
     let client: pg.PoolClient
     try {
       client = await pool.connect()
@@ -157,6 +166,12 @@ export class PostgresRowTarget implements EffectTarget {
         throw new DispatchFault('premise', `${this.where}: premises changed since the decision: ${outcome.violations.join('; ')}`, {
           context: { violations: outcome.violations },
         })
+      }
+      if (fence && !fence()) {
+        // A relay that lost its lease rolls back instead of committing (the unique effect id would refuse a second row anyway).
+        await client.query('ROLLBACK')
+        reusable = true
+        throw fencedOut(this.where)
       }
       phase = 'commit'
       await client.query('COMMIT')

@@ -24,6 +24,7 @@ import { firstLine, Git, GitCommandError, parseAuthor, type GitOptions } from '.
 import { clearStaleLock, lockPathFromGitError, type StaleLockPolicy } from './locks.js'
 import { withKeyedLock } from './mutex.js'
 import { captureRepoPremises, validateRepoPremises, type PremiseSpec } from './premises.js'
+import { passFence } from '../fence.js'
 
 export interface RepoTargetSettings {
   /** Absolute path of the top of the working tree. */
@@ -110,7 +111,7 @@ export class RepoTarget implements EffectTarget {
     }
     for (let tries = 0; ; tries++) {
       try {
-        return await this.commitOnce(repo, effect, action)
+        return await this.commitOnce(repo, effect, action, ctx)
       } catch (e) {
         const lock = e instanceof GitCommandError ? lockPathFromGitError(e.stderr) : null
         if (!lock) throw e
@@ -126,13 +127,15 @@ export class RepoTarget implements EffectTarget {
   }
 
   /** One attempt: change, stage, commit; on failure, undo unless the commit landed. */
-  private async commitOnce(repo: Ready, effect: Effect, action: RepoAction): Promise<Receipt> {
+  private async commitOnce(repo: Ready, effect: Effect, action: RepoAction, ctx: ApplyContext): Promise<Receipt> {
     const before = await this.branchHead()
     const change = await prepareChange(this.git, repo.root, action)
     try {
       await change.write()
       await this.git.run(['add', '--all', '--', ...change.paths])
       const message = commitMessage(action, effect.id, change.paths)
+      // The commit is the write; a relay that lost its lease in the steps above undoes them instead.
+      passFence(ctx.fence, `target ${this.name}: git commit on ${this.branch}`)
       await this.git.run(['commit', '--quiet', '--no-verify', '--allow-empty', '--cleanup=whitespace', '-m', message, '--', ...change.paths])
     } catch (e) {
       const after = await this.branchHead().catch(() => before)

@@ -15,6 +15,7 @@ import { AwsV4Signer } from 'aws4fetch'
 import { sha256Hex } from '../../hash.js'
 import { bucketUrl, objectUrl, type S3Location } from './address.js'
 import { Transport, type HttpResponse, type TransportOptions, type TransportSettings } from './transport.js'
+import type { Fence, RequestGuard } from '../http/fence.js'
 
 export interface S3Credentials {
   accessKeyId: string
@@ -33,6 +34,7 @@ interface Call {
   headers?: Record<string, string>
   body?: Buffer
   signal?: AbortSignal
+  fence?: Fence
   limit?: number
 }
 
@@ -64,12 +66,13 @@ export class S3Client {
     })
   }
 
-  put(key: string, body: Buffer, headers: Record<string, string>, signal?: AbortSignal): Promise<HttpResponse> {
-    return this.call('PUT', key, { headers, body, signal })
+  /** A write: `guard` carries the apply's abort signal and fence (../http/fence.ts). */
+  put(key: string, body: Buffer, headers: Record<string, string>, guard: RequestGuard = {}): Promise<HttpResponse> {
+    return this.call('PUT', key, { headers, body, signal: guard.signal, fence: guard.fence })
   }
 
-  delete(key: string, signal?: AbortSignal): Promise<HttpResponse> {
-    return this.call('DELETE', key, { signal })
+  delete(key: string, guard: RequestGuard = {}): Promise<HttpResponse> {
+    return this.call('DELETE', key, { signal: guard.signal, fence: guard.fence })
   }
 
   /** HeadBucket, for `interlock check` (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html). */
@@ -104,6 +107,6 @@ export class S3Client {
     const signed = await signer.sign()
     const headers: Record<string, string> = {}
     signed.headers.forEach((v, k) => (headers[k] = v))
-    return this.transport.send({ method, url, headers, body: c.body, signal: c.signal, limit: c.limit })
+    return this.transport.send({ method, url, headers, body: c.body, signal: c.signal, fence: c.fence, limit: c.limit })
   }
 }

@@ -87,9 +87,9 @@ export class S3Target implements EffectTarget {
       throw new DispatchFault('refused', `target ${this.name}: ${(e as Error).message}; nothing was sent`, { cause: e })
     }
     const now = this.now()
-    if (a.action === 'put') return applyPut(this.client, effect, a, now, ctx.signal)
-    if (a.action === 'restore') return applyRestore(this.client, effect, a, now, ctx.signal)
-    return applyDelete(this.client, a.key, now, ctx.signal)
+    if (a.action === 'put') return applyPut(this.client, effect, a, now, ctx)
+    if (a.action === 'restore') return applyRestore(this.client, effect, a, now, ctx)
+    return applyDelete(this.client, a.key, now, ctx)
   }
 
   async query(effect: Effect): Promise<Receipt | null> {

@@ -13,6 +13,7 @@ import { Agent, request, type Dispatcher } from 'undici'
 import type { JsonValue } from '../../canonical-json.js'
 import { parseBody, scrub, secretsOf } from '../http/body.js'
 import { faultFromError, requestLabel } from '../http/faults.js'
+import { fenced, type Fence } from '../http/fence.js'
 
 export interface TransportSettings {
   /** Total time for one request, headers and body. */
@@ -34,6 +35,8 @@ export interface HttpExchange {
   headers?: Record<string, string>
   body?: string | Uint8Array
   signal?: AbortSignal
+  /** Asked right before the request is written (../http/fence.ts); a no aborts it unsent. */
+  fence?: Fence
   /** Most bytes of the response body to keep (default 1 MiB); `truncated` says when more came. */
   limit?: number
 }
@@ -82,7 +85,7 @@ export class Transport {
         method: x.method as Dispatcher.HttpMethod,
         headers: x.headers,
         body: x.body,
-        dispatcher: this.dispatcher,
+        dispatcher: fenced(this.dispatcher, x.fence, this.where(x.method, x.url)),
         signal: x.signal ? AbortSignal.any([deadline, x.signal]) : deadline,
       })
       const { bytes, truncated } = await readBytes(res.body, x.limit ?? DEFAULT_LIMIT)

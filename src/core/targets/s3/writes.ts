@@ -19,6 +19,7 @@ import type { S3Client } from './client.js'
 import { s3Fault } from './faults.js'
 import { headObject, objectState, userMetadata } from './premises.js'
 import type { HttpResponse } from './transport.js'
+import type { RequestGuard } from '../http/fence.js'
 
 type Put = Extract<S3Action, { action: 'put' }>
 type Restore = Extract<S3Action, { action: 'restore' }>
@@ -29,23 +30,23 @@ interface Content {
   metadata: Record<string, string>
 }
 
-export async function applyPut(client: S3Client, effect: Effect, a: Put, nowMs: number, signal?: AbortSignal): Promise<Receipt> {
-  return write(client, effect, a.key, { body: a.body, contentType: a.contentType, metadata: a.metadata }, nowMs, signal)
+export async function applyPut(client: S3Client, effect: Effect, a: Put, nowMs: number, guard: RequestGuard = {}): Promise<Receipt> {
+  return write(client, effect, a.key, { body: a.body, contentType: a.contentType, metadata: a.metadata }, nowMs, guard)
 }
 
-export async function applyRestore(client: S3Client, effect: Effect, a: Restore, nowMs: number, signal?: AbortSignal): Promise<Receipt> {
+export async function applyRestore(client: S3Client, effect: Effect, a: Restore, nowMs: number, guard: RequestGuard = {}): Promise<Receipt> {
   const res = await client.get(a.key, { versionId: a.versionId, limit: PUT_BODY_LIMIT })
   if (res.status === 404) throw new DispatchFault('refused', `${client.where('GET')}: version ${a.versionId} of ${a.key} does not exist; nothing to restore`)
   const fault = s3Fault(res, client.where('GET'), nowMs)
   if (fault) throw fault
   if (res.truncated) throw new DispatchFault('refused', `${client.where('GET')}: version ${a.versionId} of ${a.key} is larger than ${PUT_BODY_LIMIT} bytes; restore it with S3's own tools`)
   const old = objectState(res)
-  const receipt = await write(client, effect, a.key, { body: res.bytes, contentType: old.exists ? old.contentType : undefined, metadata: userMetadata(old) }, nowMs, signal)
+  const receipt = await write(client, effect, a.key, { body: res.bytes, contentType: old.exists ? old.contentType : undefined, metadata: userMetadata(old) }, nowMs, guard)
   return { ...receipt, restored_version_id: a.versionId }
 }
 
-export async function applyDelete(client: S3Client, key: string, nowMs: number, signal?: AbortSignal): Promise<Receipt> {
-  const res = await client.delete(key, signal)
+export async function applyDelete(client: S3Client, key: string, nowMs: number, guard: RequestGuard = {}): Promise<Receipt> {
+  const res = await client.delete(key, guard)
   const fault = s3Fault(res, client.where('DELETE'), nowMs)
   if (fault) throw fault
   return { bucket: client.location.bucket, key, deleted: true }
@@ -62,14 +63,14 @@ export async function findWrite(client: S3Client, effect: Effect, a: S3Action): 
   return receipt
 }
 
-async function write(client: S3Client, effect: Effect, key: string, c: Content, nowMs: number, signal?: AbortSignal): Promise<Receipt> {
+async function write(client: S3Client, effect: Effect, key: string, c: Content, nowMs: number, guard: RequestGuard = {}): Promise<Receipt> {
   const headers: Record<string, string> = {}
   if (c.contentType) headers['content-type'] = c.contentType
   for (const [k, v] of Object.entries(c.metadata)) headers[`x-amz-meta-${k}`] = v
   headers[`x-amz-meta-${EFFECT_METADATA}`] = effect.id
   const conditional = precondition(effect.premises)
   if (conditional) headers[conditional.header] = conditional.value
-  const res = await client.put(key, c.body, headers, signal)
+  const res = await client.put(key, c.body, headers, guard)
   const fault = s3Fault(res, client.where('PUT'), nowMs, conditional?.header)
   if (fault) throw fault
   return putReceipt(client, key, res)

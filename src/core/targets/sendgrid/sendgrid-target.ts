@@ -72,7 +72,7 @@ export class SendgridMailTarget implements EffectTarget {
       throw new DispatchFault('refused', `target ${this.name}: ${(e as Error).message}; nothing was sent`, { cause: e })
     }
     const url = this.api.url('/v3/mail/send')
-    const answer = await this.api.http.send('POST', url, { 'content-type': 'application/json' }, canonicalJson(mailBody(mail, effect.id)), ctx.signal)
+    const answer = await this.api.http.send('POST', url, { 'content-type': 'application/json' }, canonicalJson(mailBody(mail, effect.id)), ctx)
     const fault = this.faultOf(answer, this.api.http.where('POST', url))
     if (fault) throw fault
     return { status: answer.status, message_id: answer.headers['x-message-id'] ?? null, recipients: recipients(mail).length }

@@ -70,7 +70,7 @@ export class SlackMessageTarget implements EffectTarget {
       call.action === 'post' ? ['chat.postMessage', postBody(call, effect.id)] : ['chat.delete', { channel: call.channel, ts: call.ts }]
     const url = this.api.url(`/api/${method}`)
     const where = this.api.http.where('POST', url)
-    const answer = await this.api.http.send('POST', url, { 'content-type': 'application/json; charset=utf-8' }, canonicalJson(body), ctx.signal)
+    const answer = await this.api.http.send('POST', url, { 'content-type': 'application/json; charset=utf-8' }, canonicalJson(body), ctx)
     const said = slackAnswer(answer, where, this.api.http.now())
     if ('fault' in said) throw said.fault
     const receipt: Receipt = { channel: String(said.body.channel ?? call.channel), ts: String(said.body.ts ?? '') }

@@ -97,7 +97,7 @@ export class StripeRefundTarget implements EffectTarget {
       url,
       { 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': effect.id },
       refundForm(refund, effect.id),
-      ctx.signal,
+      ctx,
     )
     const where = this.api.http.where('POST', url)
     const fault = this.faultOf(answer, where)
