@@ -6,6 +6,7 @@ import { parseDuration } from '../core/config/policy.js'
 import { UsageError } from '../core/errors.js'
 import { RulesPolicy } from '../core/policy/rules.js'
 import { reconcileEffects, type ReconcileResult } from '../core/reconcile/index.js'
+import type { RecoveredEffect } from '../core/recovery.js'
 import { openStore } from '../core/stores/open.js'
 import { createTargets } from '../core/targets/registry.js'
 
@@ -13,9 +14,13 @@ export default class ReconcileEffects extends BaseCommand<typeof ReconcileEffect
   static override summary = 'Resolve effects left in flight: re-apply tier 1, query tier 2, mark tier 3 AMBIGUOUS.'
   static override description = `Finds effects in flight (PROPOSED, AUTHORIZED, DISPATCHED) whose last journal record is older than the grace period and finishes them by their target's tier: tier 1 is re-applied with the same idempotency key; tier 2 is queried, then recorded COMMITTED or re-applied; tier 3 is marked AMBIGUOUS for an operator and never re-sent. Effects a live relay holds a lease on are left alone.
 
+HELD effects whose journaled releases already form their rule's quorum (an \`outbox release\` killed after recording the release that completed it, before AUTHORIZED) are authorized and dispatched the same way: the releases must be signed by distinct operators trusted in [[operators]], for the effect's current args and premises, unexpired when the quorum formed (the time of the journal record that completed it), and not replayed. Other HELD effects stay HELD and are reported as waiting for operators, with why.
+
+--dry-run changes nothing, sends nothing, and takes no lease: each effect's plan says what would be done (resume, authorize, re-apply, query, mark-ambiguous, wait).
+
 Safe under cron: a second run started while one is running exits 0 and says so (a lock that dies with its holder: a PostgreSQL advisory lock, or an OS file lock beside the SQLite journal).
 
-Exit codes: 0 nothing left in flight (or another run holds the lock); 10 AMBIGUOUS effects wait for an operator; 1 some effects could not be finished (a target down: the next run tries again); 3, 4, 5 config, store or journal-integrity errors.`
+Exit codes: 0 nothing left in flight (or another run holds the lock; HELD effects waiting for operators do not change it); 10 AMBIGUOUS effects wait for an operator; 1 some effects could not be finished (a target down: the next run tries again); 3, 4, 5 config, store or journal-integrity errors.`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --older-than 15m --concurrency 8',
@@ -49,6 +54,7 @@ Exit codes: 0 nothing left in flight (or another run holds the lock); 10 AMBIGUO
         storeConfig: config.store,
         targets: targets.values(),
         policy: new RulesPolicy(config.policy.rules),
+        operators: config.operators,
         retry: { maxAttempts: config.gate.maxAttempts, backoffMs: config.gate.backoffMs },
         olderThanMs,
         concurrency: this.flags.concurrency ?? config.reconcile?.concurrency ?? DEFAULTS.reconcileConcurrency,
@@ -91,10 +97,16 @@ Exit codes: 0 nothing left in flight (or another run holds the lock); 10 AMBIGUO
             e.tier,
             e.found,
             report.dryRun ? e.plan : e.action,
-            e.error ? `error: ${e.error}` : (e.outcome?.status ?? (report.dryRun ? '' : e.found.toLowerCase())),
+            e.error ? `error: ${e.error}` : (e.outcome?.status ?? (report.dryRun && e.plan !== 'wait' ? '' : waitingNow(e))),
           ]),
         )
         this.log()
+      }
+      // Why each held effect waits: the operators can act on it.
+      for (const e of report.effects) {
+        if (e.plan !== 'wait' || !e.quorum?.reasons) continue
+        this.log(`${e.effectId}: HELD, waiting for operators (${quorumText(e)})`)
+        for (const r of e.quorum.reasons) this.log(`  ${r}`)
       }
       const s = report.skipped
       this.table(['in flight', 'reconciled', 'too recent', 'held by a relay', 'over the limit', 'AMBIGUOUS waiting', 'HELD waiting'], [
@@ -103,4 +115,13 @@ Exit codes: 0 nothing left in flight (or another run holds the lock); 10 AMBIGUO
     }
     this.log(`${result.status}: ${result.message}`)
   }
+}
+
+function quorumText(e: RecoveredEffect): string {
+  const q = e.quorum!
+  return `${q.have} of ${q.need ?? '?'} release${q.need === 1 ? '' : 's'}${q.rule === undefined ? '' : ` under rule "${q.rule}"`}`
+}
+
+function waitingNow(e: RecoveredEffect): string {
+  return e.found === 'HELD' && e.quorum ? `held: ${quorumText(e)}` : e.found.toLowerCase()
 }

@@ -14,6 +14,8 @@
 export const CRASH_POINTS = [
   'after-proposed',
   'after-held',
+  /** An operator's release is durable (HELD → HELD), the AUTHORIZED it may complete not yet written: recovery finishes it. */
+  'after-release',
   'after-authorized',
   'after-dispatched',
   /** apply() returned, COMMITTED not yet written: the window tier 2 queries and tier 3 cannot close. */

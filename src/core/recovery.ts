@@ -5,7 +5,7 @@
  * | found      | tier 1                 | tier 2                              | tier 3    |
  * |------------|------------------------|-------------------------------------|-----------|
  * | PROPOSED   | continue the normal path (premises re-checked)                          |
- * | HELD       | wait for a release                                                       |
+ * | HELD       | releases recorded form a quorum: AUTHORIZED, then on as above; else wait |
  * | AUTHORIZED | re-check premises, dispatch (nothing was sent yet)                       |
  * | DISPATCHED | re-apply, same key     | query: found → COMMITTED, else re-apply | AMBIGUOUS |
  * | AMBIGUOUS  | wait for an operator                                                     |
@@ -15,6 +15,13 @@
  * both run it, the latter with options: a grace period, a limit, bounded
  * concurrency per target, a dry run, and a filter (e.g. a live relay lease).
  *
+ * HELD: `outbox release` journals the release that completes a quorum, then
+ * HELD → AUTHORIZED in a second record; a crash between the two strands the
+ * effect with every signature it needs. Recovery finishes it when given who
+ * may release (`releases`: the trusted operators and the rules), judged as
+ * outbox/recorded-quorum.ts says (expiry as of when the quorum formed).
+ * Without a quorum, or without `releases`, a HELD effect waits for operators.
+ *
  * Effects this process is itself still working on are left alone. Recovery
  * assumes no other live process is working on the effects it passes to
  * `advance` (inline mode); the filter is where callers exclude the ones that
@@ -22,13 +29,19 @@
  */
 import { advance } from './advance.js'
 import type { EffectSnapshot, Tier } from './effect.js'
-import type { GateContext } from './gate-context.js'
+import { transition, type GateContext } from './gate-context.js'
 import type { State } from './lifecycle.js'
-import type { OutcomeStatus, SubmitOutcome } from './outcome.js'
+import { noReleaseYet, recordedQuorum, recoveredAuthorization, type RecordedQuorum, type ReleaseAuthority } from './outbox/recorded-quorum.js'
+import type { RuleSource } from './outbox/release-check.js'
+import { outcomeOf, type OutcomeStatus, type SubmitOutcome } from './outcome.js'
 
 export type RecoveryAction =
   /** Continued from PROPOSED or AUTHORIZED: nothing had been sent. */
   | 'resumed'
+  /** HELD with a complete quorum of recorded releases: AUTHORIZED, then carried on like 'resumed'. */
+  | 'authorized'
+  /** Someone else moved the effect first (e.g. an operator's release or denial): nothing done here. */
+  | 'moved-on'
   /** Tier 1: sent again with the same idempotency key. */
   | 're-applied'
   /** Tier 2: the target said it had already happened. */
@@ -45,7 +58,20 @@ export type RecoveryAction =
   | 'error'
 
 /** What the table says to do with an effect, before doing it. */
-export type RecoveryPlan = 'resume' | 're-apply' | 'query' | 'mark-ambiguous' | 'wait'
+export type RecoveryPlan = 'resume' | 'authorize' | 're-apply' | 'query' | 'mark-ambiguous' | 'wait'
+
+/** A HELD effect's releases as recovery judged them. */
+export interface QuorumFound {
+  rule?: string
+  /** Distinct operators whose releases count, of those the rule needs (null: the rule is gone). */
+  have: number
+  need: number | null
+  signers?: string[]
+  /** The record whose release completed the quorum (plan 'authorize'). */
+  completedBy?: { seq: number; at: string }
+  /** Why it waits (plan 'wait'): each release that does not count, then the shortfall. */
+  reasons?: string[]
+}
 
 export interface RecoveredEffect {
   effectId: string
@@ -56,6 +82,8 @@ export interface RecoveredEffect {
   action: RecoveryAction
   outcome?: SubmitOutcome
   error?: string
+  /** HELD effects: what the recorded releases amount to. */
+  quorum?: QuorumFound
 }
 
 export interface RecoverOptions {
@@ -69,8 +97,14 @@ export interface RecoverOptions {
   dryRun?: boolean
   /** False leaves the effect alone (counted as skipped), e.g. one a live relay holds. */
   filter?: (snap: EffectSnapshot) => boolean | Promise<boolean>
-  /** Called once with the effects chosen, before any is acted on. */
-  onChosen?: (chosen: readonly EffectSnapshot[]) => void | Promise<void>
+  /** Called once with the effects chosen and the ids of those to act on (the rest wait for a person), before any is acted on. */
+  onChosen?: (chosen: readonly EffectSnapshot[], acting: ReadonlySet<string>) => void | Promise<void>
+  /**
+   * Who may release held effects: the trusted operators and the rules (default:
+   * the gate's policy, when it names its rules, as RulesPolicy does). Without
+   * it, no HELD effect is authorized by recovery: each waits for operators.
+   */
+  releases?: { operators: ReleaseAuthority['operators']; rules?: RuleSource }
   /** Wall clock for olderThanMs (default Date.now). */
   now?: () => number
   /** Called after each effect is handled. */
@@ -99,6 +133,8 @@ export async function recover(
   const skipped = { recent: 0, filtered: 0, deferred: 0 }
   const cutoff = (opts.now ?? Date.now)() - (opts.olderThanMs ?? 0)
   const chosen: EffectSnapshot[] = []
+  const plans = new Map<string, Planned>()
+  const authority = authorityOf(ctx, opts)
   // The limit counts effects acted on; those waiting for a person are only reported.
   let acting = 0
   for (const snap of scan.effects) {
@@ -111,20 +147,22 @@ export async function recover(
       skipped.filtered++
       continue
     }
-    const waits = planFor(snap.state, snap.tier) === 'wait'
+    const planned = await planOne(ctx, snap, authority)
+    const waits = planned.plan === 'wait'
     if (!waits && opts.limit !== undefined && acting >= opts.limit) {
       skipped.deferred++
       continue
     }
     if (!waits) acting++
     chosen.push(snap)
+    plans.set(snap.effect.id, planned)
   }
-  await opts.onChosen?.(chosen)
+  await opts.onChosen?.(chosen, new Set(chosen.filter((s) => plans.get(s.effect.id)!.plan !== 'wait').map((s) => s.effect.id)))
 
   const results = new Map<string, RecoveredEffect>()
   let done = 0
   const handle = async (snap: EffectSnapshot) => {
-    results.set(snap.effect.id, await recoverOne(ctx, snap, opts.dryRun ?? false))
+    results.set(snap.effect.id, await recoverOne(ctx, snap, plans.get(snap.effect.id)!, opts.dryRun ?? false))
     opts.onProgress?.(++done, chosen.length)
   }
   // One queue per target, each drained by up to `concurrency` workers: a slow or
@@ -157,17 +195,57 @@ export async function recover(
   }
 }
 
-async function recoverOne(ctx: GateContext, snap: EffectSnapshot, dryRun: boolean): Promise<RecoveredEffect> {
-  const plan = planFor(snap.state, snap.tier)
-  const base = { effectId: snap.effect.id, target: snap.effect.target, tier: snap.tier, found: snap.state, plan }
+interface Planned {
+  plan: RecoveryPlan
+  /** HELD: the recorded releases, judged. */
+  quorum?: RecordedQuorum
+}
+
+/** The table's answer for one effect; a HELD effect's needs its history (one read). */
+async function planOne(ctx: GateContext, snap: EffectSnapshot, authority: ReleaseAuthority | undefined): Promise<Planned> {
+  if (snap.state !== 'HELD' || !authority) return { plan: planFor(snap.state, snap.tier) }
+  // Every release is journaled HELD → HELD with it, so an effect whose last record carries none has none: no read needed.
+  if (snap.detail.release === undefined && typeof snap.detail.rule === 'string') return { plan: 'wait', quorum: noReleaseYet(snap.detail.rule, authority) }
+  const quorum = recordedQuorum(snap.effect, await ctx.store.history(snap.effect.id), authority)
+  return { plan: quorum.complete ? 'authorize' : 'wait', quorum }
+}
+
+function authorityOf(ctx: GateContext, opts: RecoverOptions): ReleaseAuthority | undefined {
+  if (!opts.releases) return undefined
+  const rules = opts.releases.rules ?? (isRuleSource(ctx.policy) ? ctx.policy : undefined)
+  return rules && { operators: opts.releases.operators, rules }
+}
+
+function isRuleSource(p: unknown): p is RuleSource {
+  return typeof (p as Partial<RuleSource>).rule === 'function'
+}
+
+async function recoverOne(ctx: GateContext, snap: EffectSnapshot, planned: Planned, dryRun: boolean): Promise<RecoveredEffect> {
+  const { plan } = planned
+  const base: Omit<RecoveredEffect, 'action'> = { effectId: snap.effect.id, target: snap.effect.target, tier: snap.tier, found: snap.state, plan }
+  if (planned.quorum) base.quorum = quorumFound(planned.quorum)
   if (plan === 'wait') return { ...base, action: 'waiting' }
   if (dryRun) return { ...base, action: 'planned' }
   try {
+    if (plan === 'authorize' && planned.quorum?.complete) {
+      // The operators' decision, completed before the crash, made durable; then the normal path (premises re-checked).
+      const t = await transition(ctx, snap, 'AUTHORIZED', recoveredAuthorization(planned.quorum))
+      if (!t.moved) return { ...base, action: 'moved-on', outcome: outcomeOf(t.current) }
+      return { ...base, action: 'authorized', outcome: await advance(ctx, t.snap, { recovering: true }) }
+    }
     const outcome = await advance(ctx, snap, { recovering: true })
     return { ...base, action: actionFor(snap.state, snap.tier, outcome), outcome }
   } catch (err) {
     return { ...base, action: 'error', error: err instanceof Error ? err.message : String(err) }
   }
+}
+
+function quorumFound(q: RecordedQuorum): QuorumFound {
+  const need = Number.isFinite(q.needed) ? q.needed : null
+  if (q.complete) return { rule: q.rule, have: q.signers.length, need, signers: q.signers, completedBy: q.completedBy }
+  const found: QuorumFound = { have: q.have, need, reasons: q.reasons }
+  if (q.rule !== undefined) found.rule = q.rule
+  return found
 }
 
 export function planFor(found: State, tier: Tier): RecoveryPlan {

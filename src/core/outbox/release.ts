@@ -10,6 +10,7 @@
  * is lost, and if both try to authorize, compare-and-set lets one win.
  */
 import type { JsonObject } from '../canonical-json.js'
+import { crashPoint } from '../crash-points.js'
 import { effectDigest } from '../crypto/digest.js'
 import { newNonce, signStatement } from '../crypto/sign.js'
 import { signedJson, type DenialStatement, type ReleaseStatement, type Signed } from '../crypto/statements.js'
@@ -59,6 +60,8 @@ export async function releaseEffect(ctx: OperatorContext, effectId: string): Pro
   if (held.reason !== undefined) data.reason = held.reason
   const [r] = await ctx.store.append([{ effectId, from: 'HELD', to: 'HELD', data }])
   if (!r!.ok) throw movedOn(effectId, r!.current?.state)
+  // A crash here, with the quorum complete, leaves the effect HELD: recovery authorizes it (recorded-quorum.ts).
+  await crashPoint('after-release', effectId)
 
   const history = await ctx.store.history(effectId)
   const q = releaseQuorum({ effect: snap.effect, rule: held.rule }, releasesOf(history), ctx.operators, ctx.policy, ctx.clock.now())
@@ -106,6 +109,8 @@ export async function denyEffect(ctx: OperatorContext, effectId: string, reason:
   if (held) data.rule = held.rule
   const [r] = await ctx.store.append([{ effectId, from: 'HELD', to: 'REJECTED', data }])
   if (!r!.ok) throw movedOn(effectId, r!.current?.state)
+  // One record both journals the denial and applies it: nothing is left for recovery however the process ends.
+  await crashPoint('after-rejected', effectId)
   return { effectId, state: 'REJECTED', operator: ctx.key.name, denial, record: r!.record }
 }
 

@@ -67,6 +67,8 @@ interface EffectTrack {
   effect?: Effect
   digest?: string
   rule?: string
+  /** When each release (by nonce) was journaled in a HELD record: its expiry is judged then. */
+  releasedAt?: Map<string, string>
 }
 
 export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iterable<JournalRecord>, opts: VerifyOptions): Promise<VerifyReport> {
@@ -185,13 +187,20 @@ function checkStatements(
       if (st.kind === 'release') validReleases.push(s as Signed<ReleaseStatement>)
     }
   }
+  if (r.state === 'HELD') {
+    for (const s of validReleases) (track.releasedAt ??= new Map()).set(s.statement.nonce, r.at)
+  }
   // Leaving HELD for AUTHORIZED is what signatures are for: it must carry its quorum.
+  // Expiry is judged when the quorum formed, the time the last of its releases was
+  // journaled (recovery may write AUTHORIZED much later: outbox/recorded-quorum.ts);
+  // a release carried here but never journaled before counts from this record's time.
   if (from === 'HELD' && r.state === 'AUTHORIZED') {
     const rule = track.rule !== undefined ? keys.policy?.rule(track.rule) : undefined
-    const at = Date.parse(r.at)
-    const signers = new Set(validReleases.filter((s) => Date.parse(s.statement.expiresAt) > at).map((s) => s.statement.operator))
+    const recorded = (s: Signed<ReleaseStatement>) => Date.parse(track.releasedAt?.get(s.statement.nonce) ?? r.at)
+    const formed = Math.max(...validReleases.map(recorded))
+    const signers = new Set(validReleases.filter((s) => Date.parse(s.statement.expiresAt) > formed).map((s) => s.statement.operator))
     const need = rule?.quorum ?? 1
-    if (signers.size < need) problem(r, `${where(r)} authorizes a held effect with ${signers.size} valid, unexpired release${signers.size === 1 ? '' : 's'}; rule "${track.rule}" needs ${need}`)
+    if (signers.size < need) problem(r, `${where(r)} authorizes a held effect with ${signers.size} valid release${signers.size === 1 ? '' : 's'} unexpired when the last was journaled; rule "${track.rule}" needs ${need}`)
   }
   if (from === 'AMBIGUOUS' && !signed.some((s) => s.statement.kind === 'resolution')) {
     problem(r, `${where(r)} resolves an AMBIGUOUS effect without an operator's signed resolution`)

@@ -7,19 +7,27 @@
  * (too recent, over the limit) are given back at once; the ones it could not
  * finish are given back at the end, so a relay can pick them up immediately.
  *
+ * HELD effects are claimed too: one whose recorded releases already form a
+ * quorum (a crash after the completing release) is authorized here and
+ * dispatched under reconcile's lease, so no relay claims it in between; the
+ * held effects that wait for operators are given back before any work starts,
+ * and an operator's release never needs a lease.
+ *
  * Limitation: reconcile's own journal writes do not carry its fencing token
  * (the inline gate writes unfenced), so its lease is long (LEASE_MS) rather
  * than renewed; a reconcile stalled past it could overlap a relay.
  */
 import { hostname } from 'node:os'
 import type { EffectSnapshot } from '../effect.js'
+import type { State } from '../lifecycle.js'
 import { READY_STATES, type LeaseRef, type Store } from '../stores/store.js'
 
 export const LEASE_MS = 15 * 60_000
 const CLAIM_ALL = 1_000_000
+const CLAIMED_STATES: readonly State[] = [...READY_STATES, 'HELD']
 
 export interface ReconcileClaims {
-  /** False for a ready effect someone else holds; waiting (HELD, AMBIGUOUS) effects pass. */
+  /** False for a ready or HELD effect someone else holds; AMBIGUOUS effects (only ever waiting) pass. */
   mayTouch(snap: EffectSnapshot): boolean
   heldIds(): string[]
   /** Gives back the leases of the effects in `ids`. */
@@ -31,8 +39,11 @@ export interface ReconcileClaims {
 export async function claimForReconcile(store: Store): Promise<ReconcileClaims> {
   const relay = `reconcile-effects:${hostname()}:${process.pid}`
   const held = new Map<string, LeaseRef>()
-  for (const c of await store.claim({ relay, limit: CLAIM_ALL, leaseMs: LEASE_MS, states: READY_STATES })) {
-    held.set(c.snapshot.effect.id, { effectId: c.snapshot.effect.id, token: c.lease.token })
+  // Two claims, so the ready one keeps using the store's partial index of ready effects.
+  for (const states of [READY_STATES, ['HELD'] as const]) {
+    for (const c of await store.claim({ relay, limit: CLAIM_ALL, leaseMs: LEASE_MS, states })) {
+      held.set(c.snapshot.effect.id, { effectId: c.snapshot.effect.id, token: c.lease.token })
+    }
   }
   const giveBack = async (ids: Iterable<string>) => {
     const refs = [...ids].flatMap((id) => (held.has(id) ? [held.get(id)!] : []))
@@ -40,7 +51,7 @@ export async function claimForReconcile(store: Store): Promise<ReconcileClaims> 
     if (refs.length > 0) await store.releaseLease(relay, refs)
   }
   return {
-    mayTouch: (snap) => !READY_STATES.includes(snap.state) || held.has(snap.effect.id),
+    mayTouch: (snap) => !CLAIMED_STATES.includes(snap.state) || held.has(snap.effect.id),
     heldIds: () => [...held.keys()],
     giveBack,
     releaseAll: () => giveBack([...held.keys()]),

@@ -10,18 +10,22 @@
  * whoever is working on them, and `skip` (e.g. a relay's live lease) leaves
  * others alone.
  *
+ * HELD effects whose recorded releases already form a quorum (a release
+ * killed between its signature and the AUTHORIZED record) are authorized and
+ * dispatched like the rest; the others are reported as waiting for operators.
+ *
  * The outcome is one of four, each with its own exit code, so cron can alert
  * on each: clean (0), AMBIGUOUS effects wait for an operator (10), some tier 1
  * or 2 effects could not be finished (1), already running (0).
  */
-import type { StoreConfig } from '../config/types.js'
+import type { OperatorConfig, StoreConfig } from '../config/types.js'
 import type { EffectSnapshot } from '../effect.js'
 import { ExitCode } from '../errors.js'
 import { Gate } from '../gate.js'
 import type { RetryOptions } from '../gate-context.js'
 import type { Policy } from '../policy.js'
 import type { RecoveryReport } from '../recovery.js'
-import type { Store } from '../stores/store.js'
+import { countByState, type Store } from '../stores/store.js'
 import type { EffectTarget } from '../targets/target.js'
 import { claimForReconcile, type ReconcileClaims } from './leases.js'
 import { tryReconcileLock } from './lock.js'
@@ -34,6 +38,8 @@ export interface ReconcileOptions {
   storeConfig: StoreConfig
   targets: Iterable<EffectTarget>
   policy?: Policy
+  /** The trusted operators, whose recorded releases may complete a held effect's quorum (the rules come from `policy`). */
+  operators?: readonly OperatorConfig[]
   retry?: Partial<RetryOptions>
   sleep?: (ms: number) => Promise<void>
   /** Grace period: only effects whose last record is at least this old. */
@@ -86,29 +92,25 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
       limit: opts.limit,
       dryRun: opts.dryRun,
       filter: async (s) => (!claims || claims.mayTouch(s)) && !(skip && (await skip(s))),
-      onChosen: (chosen) => claims?.giveBack(notIn(claims, chosen)),
+      // Only the effects it will act on stay leased; the rest (too recent, over the limit, waiting for operators) go back at once.
+      onChosen: (_chosen, acting) => claims?.giveBack(claims.heldIds().filter((id) => !acting.has(id))),
+      releases: opts.operators ? { operators: opts.operators } : undefined,
       onProgress: opts.onProgress,
       now: opts.now,
     })
-    const [ambiguous, held] = await Promise.all([
-      opts.store.list({ states: ['AMBIGUOUS'] }),
-      opts.store.list({ states: ['HELD'] }),
-    ])
-    const wouldMark = opts.dryRun ? report.effects.filter((e) => e.plan === 'mark-ambiguous').length : 0
-    const waiting = { ambiguous: ambiguous.length + wouldMark, held: held.length }
+    const counts = await countByState(opts.store)
+    const would = (plan: string) => (opts.dryRun ? report.effects.filter((e) => e.plan === plan).length : 0)
+    const waiting = { ambiguous: counts.AMBIGUOUS + would('mark-ambiguous'), held: counts.HELD - would('authorize') }
     const unfinished = report.effects.filter((e) => e.action === 'error' || e.outcome?.status === 'in_flight').length
-    return { ...verdict(waiting.ambiguous, unfinished, opts.dryRun ?? false), lock: lock.where, report, waiting, unfinished }
+    const v = verdict(waiting.ambiguous, unfinished, opts.dryRun ?? false)
+    // HELD effects waiting for releases are the operators' normal queue, not a failure: said, not signalled by the exit code.
+    if (waiting.held > 0) v.message += `; ${waiting.held} HELD effect${waiting.held === 1 ? '' : 's'} ${opts.dryRun ? 'would be ' : ''}waiting for operators' releases`
+    return { ...v, lock: lock.where, report, waiting, unfinished }
   } finally {
     // Targets are the caller's to close. Unfinished effects go back to the relays at once.
     await claims?.releaseAll().catch(() => {})
     await lock.release()
   }
-}
-
-/** The claimed ids recovery did not choose (too recent, over the limit). */
-function notIn(claims: ReconcileClaims, chosen: readonly EffectSnapshot[]): string[] {
-  const keep = new Set(chosen.map((s) => s.effect.id))
-  return claims.heldIds().filter((id) => !keep.has(id))
 }
 
 function verdict(ambiguous: number, unfinished: number, dryRun: boolean): Pick<ReconcileResult, 'status' | 'exitCode' | 'message'> {

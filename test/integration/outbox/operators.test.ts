@@ -111,7 +111,7 @@ const TAMPERS: [string, (rows: RawRecord[]) => RawRecord[], RegExp][] = [
       data.releases = []
       return rechain(rows.map((r, j) => (j === i ? { ...r, data: canonical.canonicalJson(data) } : r)), rows[i]!.journal)
     },
-    /authorizes a held effect with 0 valid, unexpired releases; rule "large-refunds" needs 2/,
+    /authorizes a held effect with 0 valid releases unexpired when the last was journaled; rule "large-refunds" needs 2/,
   ],
 ]
 
