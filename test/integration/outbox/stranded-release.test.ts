@@ -147,6 +147,13 @@ describe.each([
       expect(w.payments.applied.get(formed)).toBe(1)
       expect(w.payments.calls.has(never)).toBe(false)
       expect(await verifyStore(w.store, { operators, policy })).toMatchObject({ ok: true })
+
+      // Written by hand anyway, the authorization of releases that never overlapped is caught by verify.
+      const carried = (await w.store.history(never)).flatMap((r) => (r.data.release ? [r.data.release] : []))
+      expect((await w.store.append([{ effectId: never, from: 'HELD', to: 'AUTHORIZED', data: { rule: RULE.name, releases: carried, signers: ['alice', 'bob'] } }]))[0]!.ok).toBe(true)
+      const forged = await verifyStore(w.store, { operators, policy })
+      expect(forged.ok).toBe(false)
+      expect(forged.firstBad!.message).toMatch(/authorizes a held effect with 1 valid release unexpired when the last was journaled; rule "large-refunds" needs 2/)
     } finally {
       await w.close()
     }
