@@ -103,11 +103,12 @@ Exit codes: 0 nothing left in flight (or another run holds the lock; HELD effect
         this.log()
       }
       // Why each held effect waits: the operators can act on it.
-      for (const e of report.effects) {
-        if (e.plan !== 'wait' || !e.quorum?.reasons) continue
+      const waitingHeld = report.effects.filter((e) => e.plan === 'wait' && e.quorum?.reasons)
+      for (const e of waitingHeld) {
         this.log(`${e.effectId}: HELD, waiting for operators (${quorumText(e)})`)
-        for (const r of e.quorum.reasons) this.log(`  ${r}`)
+        for (const r of e.quorum!.reasons!) this.log(`  ${r}`)
       }
+      if (waitingHeld.length > 0) this.log()
       const s = report.skipped
       this.table(['in flight', 'reconciled', 'too recent', 'held by a relay', 'over the limit', 'AMBIGUOUS waiting', 'HELD waiting'], [
         [report.inFlight, report.effects.length, s.recent, s.filtered, s.deferred, result.waiting.ambiguous, result.waiting.held],
