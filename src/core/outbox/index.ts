@@ -12,3 +12,5 @@ export { effectDetails, type EffectDetails, COMPENSATES_PREFIX } from './show.js
 export { verifyRecords, type VerifyReport, type VerifyProblem, type VerifyOptions } from './verify.js'
 export { verifyStore, verifyExport } from './verify-sources.js'
 export { exportJournal, readExport, EXPORT_FORMAT } from './export-file.js'
+export { recordedQuorum, type RecordedQuorum, type ReleaseAuthority } from './recorded-quorum.js'
+export { trustedRelayKeys, type RelayKey } from './relay-keys.js'

@@ -52,7 +52,7 @@ export interface TrustedKey {
 
 export interface VerifyOptions {
   operators: readonly OperatorConfig[]
-  /** Relay public keys; without them receipts are counted as unchecked, not failed. */
+  /** Trusted relay public keys (relay-keys.ts); without any, receipts are counted as unchecked, not failed. */
   relays?: readonly TrustedKey[]
   /** The rules, to check each authorization had its quorum (skipped for a rule no longer declared). */
   policy?: RuleSource
@@ -168,8 +168,8 @@ function checkStatements(
       else {
         report.receipts.invalid++
         problem(r, candidates.length === 0
-          ? `${where(r)}: the receipt is signed by relay ${st.relay}, whose key was not given`
-          : `${where(r)}: the receipt signed by relay ${st.relay} does not verify or does not match this record`)
+          ? `${where(r)}: the receipt is signed by relay ${st.relay}${typeof named === 'string' ? ` with key ${named}` : ''}, which is not a trusted relay key`
+          : `${where(r)}: the receipt signed by relay ${st.relay} does not verify with its trusted key, or does not match this record`)
       }
       continue
     }

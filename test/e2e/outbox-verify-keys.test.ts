@@ -1,0 +1,111 @@
+/**
+ * `outbox verify` and relay keys, through the built binary: receipts are
+ * checked against the [relay] key of interlock.toml (its public half) and
+ * any --relay-key; a receipt signed by another key fails naming its record;
+ * without any relay key it says receipts were not checked.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, inject, it } from 'vitest'
+import { canonicalJson } from '../../src/core/canonical-json.js'
+import { generateKeyPair, writeKeyFile, type KeyPair } from '../../src/core/crypto/keys.js'
+import { signStatement } from '../../src/core/crypto/sign.js'
+import { signedJson, type RelayReceiptStatement } from '../../src/core/crypto/statements.js'
+import { toEffect } from '../../src/core/effect.js'
+import { sha256Hex } from '../../src/core/hash.js'
+import { openStore } from '../../src/core/stores/open.js'
+import { interlock } from '../helpers/cli.js'
+
+beforeAll(() => {
+  const buildError = inject('cliBuildError')
+  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
+})
+
+const relay1 = generateKeyPair('relay', 'relay-1')
+const rogue = generateKeyPair('relay', 'rogue')
+const operator = generateKeyPair('operator', 'alice')
+
+/** A folder with the relay-1 and operator key files and a journal of committed effects, one per receipt signer. */
+async function folder(signers: { key: KeyPair; relay: string }[]): Promise<{ cwd: string; seqs: number[] }> {
+  const cwd = mkdtempSync(join(tmpdir(), 'interlock-e2e-verify-keys-'))
+  writeKeyFile(join(cwd, 'relay-1.relay.key'), relay1, { passphrase: 'only the relay knows' })
+  writeKeyFile(join(cwd, 'alice.operator.key'), operator)
+  const store = await openStore({ kind: 'sqlite', path: join(cwd, 'journal.db') })
+  const seqs: number[] = []
+  try {
+    for (const [i, s] of signers.entries()) {
+      const effect = toEffect({ thread: 'orders', target: 'payments', action: 'refund', args: { n: i } })
+      const receipt = { refund: `re_${i}` }
+      const statement: RelayReceiptStatement = { kind: 'receipt', effectId: effect.id, receiptDigest: sha256Hex(canonicalJson(receipt)), relay: s.relay, at: '2026-01-01T00:00:00.000Z' }
+      const relaySignature = { ...signedJson(signStatement(statement, s.key.seed)), relay: s.relay, publicKey: s.key.publicKey }
+      const results = await store.append([
+        { effectId: effect.id, from: null, to: 'PROPOSED', data: {}, effect, tier: 1 },
+        { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: {} },
+        { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: {} },
+        { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: { receipt, relaySignature } },
+      ])
+      seqs.push(results[3]!.ok ? results[3]!.record.seq : -1)
+    }
+  } finally {
+    await store.close()
+  }
+  return { cwd, seqs }
+}
+
+const config = (cwd: string, relay = '') => writeFileSync(join(cwd, 'interlock.toml'), `[store]\npath = "journal.db"\n${relay}`)
+const json = (stdout: string) => JSON.parse(stdout)
+
+describe('interlock outbox verify and relay keys', () => {
+  it('checks receipts against the [relay] key (public half only, no passphrase): its own pass, another key fails naming the record', async () => {
+    const { cwd, seqs } = await folder([
+      { key: relay1, relay: 'relay-1' },
+      { key: rogue, relay: 'relay-9' },
+      // Claims to be relay-1, signed with another key.
+      { key: rogue, relay: 'relay-1' },
+    ])
+    config(cwd, '[relay]\nid = "relay-1"\nkey = "relay-1.relay.key"\n')
+    const run = await interlock(['outbox', 'verify'], { cwd })
+    expect(run.code).toBe(5)
+    expect(run.stdout).toContain(`Relay receipts checked against relay-1 ([relay] key ${join(cwd, 'relay-1.relay.key')}).`)
+    expect(run.stdout).toContain('1 relay receipts valid, 2 invalid, 0 unchecked')
+    expect(run.stderr).toContain(`journal "orders" record ${seqs[1]} (COMMITTED): the receipt is signed by relay relay-9 with key ${rogue.publicKey}, which is not a trusted relay key`)
+    expect(run.stderr).toContain(`journal "orders" record ${seqs[2]} (COMMITTED): the receipt signed by relay relay-1 does not verify with its trusted key`)
+
+    const machine = await interlock(['outbox', 'verify', '--json'], { cwd })
+    expect(machine.code).toBe(5)
+    expect(json(machine.stdout).error).toMatchObject({ code: 'E_INTEGRITY', context: { report: { receipts: { valid: 1, invalid: 2 }, relayKeys: [{ name: 'relay-1', publicKey: relay1.publicKey }] } } })
+
+    // Trusting the other key too, with --relay-key, every receipt verifies.
+    const both = await interlock(['outbox', 'verify', '--json', '--relay-key', `rogue=${rogue.publicKey}`], { cwd })
+    expect(both.code, both.stderr).toBe(0)
+    expect(json(both.stdout)).toMatchObject({ ok: true, receipts: { valid: 3, invalid: 0, unchecked: 0 } })
+  })
+
+  it('without any relay key says receipts were not checked, and passes on the rest', async () => {
+    const { cwd } = await folder([{ key: rogue, relay: 'relay-9' }])
+    config(cwd)
+    const run = await interlock(['outbox', 'verify'], { cwd })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toContain('Relay receipts not checked: no relay key is configured ([relay] key in interlock.toml) or given (--relay-key).')
+    expect(run.stdout).toContain('OK: every chain, transition and operator signature verifies; relay receipts were not checked.')
+    const machine = await interlock(['outbox', 'verify', '--json'], { cwd })
+    expect(json(machine.stdout)).toMatchObject({ ok: true, receipts: { unchecked: 1 }, relayKeys: [] })
+  })
+
+  it('refuses a [relay] key it cannot read or that is not a relay key, and a malformed --relay-key, naming it', async () => {
+    const { cwd } = await folder([])
+    config(cwd, '[relay]\nkey = "missing.relay.key"\n')
+    const missing = await interlock(['outbox', 'verify'], { cwd })
+    expect(missing.code).toBe(3)
+    expect(missing.stderr).toContain(`[relay] key ${join(cwd, 'missing.relay.key')} cannot be read to check relay receipts`)
+    config(cwd, '[relay]\nkey = "alice.operator.key"\n')
+    const wrongKind = await interlock(['outbox', 'verify'], { cwd })
+    expect(wrongKind.code).toBe(3)
+    expect(wrongKind.stderr).toContain(`[relay] key ${join(cwd, 'alice.operator.key')} holds an operator key, not a relay key`)
+    config(cwd)
+    const malformed = await interlock(['outbox', 'verify', '--relay-key', 'relay-1'], { cwd })
+    expect(malformed.code).toBe(2)
+    expect(malformed.stderr).toContain('--relay-key relay-1 is not <name>=ed25519:<base64url>')
+  })
+})
