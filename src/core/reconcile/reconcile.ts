@@ -101,7 +101,8 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
     const counts = await countByState(opts.store)
     const would = (plan: string) => (opts.dryRun ? report.effects.filter((e) => e.plan === plan).length : 0)
     const waiting = { ambiguous: counts.AMBIGUOUS + would('mark-ambiguous'), held: counts.HELD - would('authorize') }
-    const unfinished = report.effects.filter((e) => e.action === 'error' || e.outcome?.status === 'in_flight').length
+    // An effect someone else moved first (an operator's release, a relay) is theirs to finish, not left over by this run.
+    const unfinished = report.effects.filter((e) => e.action === 'error' || (e.outcome?.status === 'in_flight' && e.action !== 'moved-on')).length
     const v = verdict(waiting.ambiguous, unfinished, opts.dryRun ?? false)
     // HELD effects waiting for releases are the operators' normal queue, not a failure: said, not signalled by the exit code.
     if (waiting.held > 0) v.message += `; ${waiting.held} HELD effect${waiting.held === 1 ? '' : 's'} ${opts.dryRun ? 'would be ' : ''}waiting for operators' releases`
