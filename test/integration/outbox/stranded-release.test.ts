@@ -211,6 +211,21 @@ describe.each([
     }
   })
 
+  it('an operator who acts between the plan of recovery and its write wins: recovery reports moved-on and sends nothing', async () => {
+    const w = await world(make)
+    try {
+      const id = await w.held('909.00')
+      await releaseEffect(w.ctx('alice'), id)
+      await expect(releaseEffect(w.ctx('bob', diesBeforeAuthorized(w.store)), id)).rejects.toThrow()
+      const report = await w.gate.recover({ releases, onChosen: async () => void (await denyEffect(w.ctx('carol'), id, 'changed my mind')) })
+      expect(report.effects).toMatchObject([{ effectId: id, plan: 'authorize', action: 'moved-on', outcome: { status: 'rejected' } }])
+      expect(w.payments.calls.size).toBe(0)
+      expect((await w.store.history(id)).map((r) => r.state)).toEqual(['PROPOSED', 'HELD', 'HELD', 'HELD', 'REJECTED'])
+    } finally {
+      await w.close()
+    }
+  })
+
   it('reconcile-effects authorizes under its own lease and gives back the held effects that wait', async () => {
     const w = await world(make)
     try {
