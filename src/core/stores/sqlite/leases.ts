@@ -8,6 +8,7 @@
 import type { JsonObject } from '../../canonical-json.js'
 import type { Clock } from '../../clock.js'
 import { STATES, type State } from '../../lifecycle.js'
+import { settledCondition } from './open-effects.js'
 import { READY_STATES, type ClaimedEffect, type ClaimRequest, type LeaseRef, type RelayHeartbeat } from '../store.js'
 import type { SqliteDatabase } from './connection.js'
 import { EFFECT_COLUMNS, type EffectRow } from './statements.js'
@@ -44,9 +45,11 @@ export class SqliteLeases {
     if (req.limit <= 0 || (req.targets && req.targets.length === 0)) return []
     const states = (req.states ?? READY_STATES).filter((s: State) => (STATES as readonly string[]).includes(s))
     const byTarget = req.targets !== undefined
+    // Lets SQLite read the partial index of open effects (effects_open) in claim order.
+    const settled = settledCondition(states)
     const select = this.db.prepare(
       `SELECT ${EFFECT_COLUMNS} FROM effects
-       WHERE state IN (${states.map((s) => `'${s}'`).join(', ')})${byTarget ? ' AND target IN (SELECT value FROM json_each(?))' : ''}${req.createdFrom !== undefined ? ' AND created_at >= ?' : ''}
+       WHERE state IN (${states.map((s) => `'${s}'`).join(', ')})${settled ? ` AND ${settled}` : ''}${byTarget ? ' AND target IN (SELECT value FROM json_each(?))' : ''}${req.createdFrom !== undefined ? ' AND created_at >= ?' : ''}
          AND (lease_expires IS NULL OR lease_expires <= ?)
        ORDER BY created_at, id LIMIT ?`,
     )

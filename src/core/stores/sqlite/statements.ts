@@ -31,8 +31,8 @@ const UNSETTLED = STATES.filter((s) => !TERMINAL_STATES.includes(s))
 
 // The names, so the prepared set has a type that declaration files can spell.
 const NAMES = [
-  'effectsByIds', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'upsertHead',
-  'history', 'inFlight', 'journalRecords', 'recordsPage',
+  'effectsByIds', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'settleEffect', 'upsertHead',
+  'history', 'inFlight', 'countSettled', 'countOpen', 'journalRecords', 'recordsPage',
 ] as const
 export type Statements = Record<(typeof NAMES)[number], Statement>
 
@@ -43,11 +43,14 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     head: db.prepare(`SELECT head_seq, head_hash FROM journals WHERE journal = ?`),
     insertRecord: db.prepare(`INSERT INTO journal_records (${RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
     insertEffect: db.prepare(
-      `INSERT INTO effects (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO effects (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at, settled_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // The SQL half of compare-and-set: the row must still be where the transaction read it.
+    // Steps between open states leave settled_at alone, so they touch no index (0006_lean_appends.sql);
+    // the step that settles an effect sets it, which takes the effect out of effects_open.
     updateEffect: db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = ?, updated_at = ? WHERE id = ? AND last_seq = ?`),
+    settleEffect: db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = ?, updated_at = ?, settled_at = ? WHERE id = ? AND last_seq = ?`),
     upsertHead: db.prepare(
       `INSERT INTO journals (journal, head_seq, head_hash) VALUES (?, ?, ?)
        ON CONFLICT (journal) DO UPDATE SET head_seq = excluded.head_seq, head_hash = excluded.head_hash`,
@@ -57,7 +60,10 @@ export function prepareStatements(db: SqliteDatabase): Statements {
        FROM journal_records r LEFT JOIN journal_records p ON p.journal = r.journal AND p.seq = r.seq - 1
        WHERE r.effect_id = ? ORDER BY r.journal, r.seq`,
     ),
-    inFlight: db.prepare(`SELECT id, journal, state, last_seq FROM effects WHERE state IN (${UNSETTLED})`),
+    // `settled_at IS NULL` lets SQLite read the partial index effects_open instead of the whole table.
+    inFlight: db.prepare(`SELECT id, journal, state, last_seq FROM effects WHERE settled_at IS NULL AND state IN (${UNSETTLED})`),
+    countSettled: db.prepare(`SELECT state, count(*) AS n FROM effects WHERE settled_at IS NOT NULL GROUP BY state`),
+    countOpen: db.prepare(`SELECT state, count(*) AS n FROM effects WHERE settled_at IS NULL GROUP BY state`),
     // Recovery's hot read: pages of one journal, without the journal column (the caller knows it).
     journalRecords: db
       .prepare(`SELECT seq, effect_id, state, at, data, prev_hash, hash FROM journal_records WHERE journal = ? AND seq > ? ORDER BY seq LIMIT ?`)

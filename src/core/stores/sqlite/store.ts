@@ -13,7 +13,7 @@ import { canonicalJson } from '../../canonical-json.js'
 import { systemClock, type Clock } from '../../clock.js'
 import type { EffectSnapshot, Tier } from '../../effect.js'
 import { StoreError } from '../../errors.js'
-import { STATES, type State } from '../../lifecycle.js'
+import { isTerminal, STATES, type State } from '../../lifecycle.js'
 import { effectJson, planAppend, proposedJournal, validateAppendRequests, type ChainHead } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
 import { BEFORE_ANY_SEQ, InFlightFold, type ProjectedEffect } from '../scan-fold.js'
@@ -33,6 +33,7 @@ import {
 } from '../store.js'
 import type { JsonObject } from '../../canonical-json.js'
 import { SqliteLeases } from './leases.js'
+import { settledCondition } from './open-effects.js'
 import type { SqliteDatabase } from './connection.js'
 import { sqliteError } from './errors.js'
 import { EFFECT_COLUMNS, prepareStatements, type EffectRow, type RecordRow, type ScanRow, type Statements } from './statements.js'
@@ -104,8 +105,14 @@ export class SqliteStore implements Store {
     for (const { snapshot: s, previousSeq, detailText } of plan.effects) {
       if (previousSeq === null) {
         const e = s.effect
-        this.q.insertEffect.run(e.id, e.thread, e.thread, e.target, e.action, s.tier, canonicalJson(effectJson(e)), s.state, s.seq, detailText, s.createdAt, s.updatedAt)
-      } else if (this.q.updateEffect.run(s.state, s.seq, detailText, s.updatedAt, s.effect.id, previousSeq).changes !== 1) {
+        const settledAt = isTerminal(s.state) ? s.updatedAt : null
+        this.q.insertEffect.run(e.id, e.thread, e.thread, e.target, e.action, s.tier, canonicalJson(effectJson(e)), s.state, s.seq, detailText, s.createdAt, s.updatedAt, settledAt)
+      } else if (
+        (isTerminal(s.state)
+          ? this.q.settleEffect.run(s.state, s.seq, detailText, s.updatedAt, s.updatedAt, s.effect.id, previousSeq)
+          : this.q.updateEffect.run(s.state, s.seq, detailText, s.updatedAt, s.effect.id, previousSeq)
+        ).changes !== 1
+      ) {
         throw new StoreError(`effect ${s.effect.id} changed under an append that held the write lock; the journal is being written without it`)
       }
     }
@@ -171,6 +178,8 @@ export class SqliteStore implements Store {
     if (filter.states?.length) {
       where.push(`state IN (SELECT value FROM json_each(?))`)
       params.push(JSON.stringify(filter.states))
+      const settled = settledCondition(filter.states)
+      if (settled) where.push(settled)
     }
     if (filter.target !== undefined) {
       where.push('target = ?')
@@ -203,10 +212,11 @@ export class SqliteStore implements Store {
 
   async countByState(): Promise<Record<State, number>> {
     this.assertOpen()
-    // One pass over the state index (a covering index: the table itself is not read).
-    const rows = this.read('counting effects', () => this.db.prepare('SELECT state, count(*) AS n FROM effects GROUP BY state').all() as { state: string; n: number }[])
+    // Two indexed passes (0006_lean_appends.sql): settled effects over effects_settled, which
+    // covers their state; open ones, usually few, through effects_open and their rows.
+    const rows = this.read('counting effects', () => [...this.q.countSettled.all(), ...this.q.countOpen.all()] as { state: string; n: number }[])
     const counts = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<State, number>
-    for (const r of rows) if ((STATES as readonly string[]).includes(r.state)) counts[r.state as State] = r.n
+    for (const r of rows) if ((STATES as readonly string[]).includes(r.state)) counts[r.state as State] += r.n
     return counts
   }
 
