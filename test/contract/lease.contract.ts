@@ -49,6 +49,18 @@ export function leaseContract(name: string, makeHarness: () => Promise<StoreHarn
       expect(await store.claim({ relay: 'r2', limit: 10, leaseMs: LONG })).toEqual([])
     })
 
+    it('claims HELD effects when asked (reconcile-effects leases them while it finishes stranded releases), never by default', async () => {
+      const held = [effect('h', 1), effect('h', 2)]
+      for (const e of held) await drive(store, e, 'HELD')
+      await drive(store, effect('r', 3), 'AUTHORIZED')
+      const claimed = await store.claim({ relay: 'reconcile', limit: 10, leaseMs: LONG, states: ['HELD'] })
+      expect(claimed.map((c) => c.snapshot.effect.id)).toEqual(held.map((e) => e.id))
+      expect(claimed.every((c) => c.snapshot.state === 'HELD')).toBe(true)
+      expect(await store.claim({ relay: 'other', limit: 10, leaseMs: LONG, states: ['HELD'] })).toEqual([])
+      await store.releaseLease('reconcile', [{ effectId: held[0]!.id, token: claimed[0]!.lease.token }])
+      expect((await store.claim({ relay: 'other', limit: 10, leaseMs: LONG, states: ['HELD'] })).map((c) => c.snapshot.effect.id)).toEqual([held[0]!.id])
+    })
+
     it('honours limit, states and targets', async () => {
       for (let i = 0; i < 5; i++) await drive(store, effect('t', i, i % 2 ? 'odd' : 'even'), 'AUTHORIZED')
       expect(await store.claim({ relay: 'r', limit: 10, leaseMs: LONG, targets: [] })).toEqual([])
