@@ -31,14 +31,15 @@ const UNSETTLED = STATES.filter((s) => !TERMINAL_STATES.includes(s))
 
 // The names, so the prepared set has a type that declaration files can spell.
 const NAMES = [
-  'effectsByIds', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'settleEffect', 'upsertHead',
+  'effectForAppend', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'settleEffect', 'upsertHead',
   'history', 'inFlight', 'countSettled', 'countOpen', 'journalRecords', 'recordsPage',
 ] as const
 export type Statements = Record<(typeof NAMES)[number], Statement>
 
 export function prepareStatements(db: SqliteDatabase): Statements {
   return {
-    effectsByIds: db.prepare(`SELECT ${EFFECT_COLUMNS}, lease_relay, lease_token FROM effects WHERE id IN (SELECT value FROM json_each(?))`),
+    // One primary-key probe per effect: cheaper than one IN (json_each(...)) query for the usual batch of one.
+    effectForAppend: db.prepare(`SELECT ${EFFECT_COLUMNS}, lease_relay, lease_token FROM effects WHERE id = ?`),
     effect: db.prepare(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE id = ?`),
     head: db.prepare(`SELECT head_seq, head_hash FROM journals WHERE journal = ?`),
     insertRecord: db.prepare(`INSERT INTO journal_records (${RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -55,10 +56,11 @@ export function prepareStatements(db: SqliteDatabase): Statements {
       `INSERT INTO journals (journal, head_seq, head_hash) VALUES (?, ?, ?)
        ON CONFLICT (journal) DO UPDATE SET head_seq = excluded.head_seq, head_hash = excluded.head_hash`,
     ),
+    // The index by effect holds a prefix of the id (0006_lean_appends.sql): the same expression finds it.
     history: db.prepare(
       `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor
        FROM journal_records r LEFT JOIN journal_records p ON p.journal = r.journal AND p.seq = r.seq - 1
-       WHERE r.effect_id = ? ORDER BY r.journal, r.seq`,
+       WHERE substr(r.effect_id, 1, 16) = substr(?, 1, 16) AND r.effect_id = ? ORDER BY r.journal, r.seq`,
     ),
     // `settled_at IS NULL` lets SQLite read the partial index effects_open instead of the whole table.
     inFlight: db.prepare(`SELECT id, journal, state, last_seq FROM effects WHERE settled_at IS NULL AND state IN (${UNSETTLED})`),

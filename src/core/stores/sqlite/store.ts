@@ -81,10 +81,14 @@ export class SqliteStore implements Store {
   }
 
   private appendInTransaction(requests: AppendRequest[], at: string): AppendResult[] {
-    const ids = [...new Set(requests.map((r) => r.effectId))]
     const current = new Map<string, EffectSnapshot>()
     const leases = new Map<string, Lease>()
-    for (const row of this.q.effectsByIds.all(JSON.stringify(ids)) as EffectRow[]) {
+    const seen = new Set<string>()
+    for (const { effectId } of requests) {
+      if (seen.has(effectId)) continue
+      seen.add(effectId)
+      const row = this.q.effectForAppend.get(effectId) as EffectRow | undefined
+      if (!row) continue
       current.set(row.id, toSnapshot(row))
       if (row.lease_relay && row.lease_token != null) leases.set(row.id, { relay: row.lease_relay, token: row.lease_token })
     }
@@ -130,7 +134,7 @@ export class SqliteStore implements Store {
     this.assertOpen()
     const { rows, effect } = this.read('reading a history', () =>
       this.db.transaction(() => ({
-        rows: this.q.history.all(effectId) as (Record<string, string | number> & { predecessor: string | null })[],
+        rows: this.q.history.all(effectId, effectId) as (Record<string, string | number> & { predecessor: string | null })[],
         effect: this.q.effect.get(effectId) as EffectRow | undefined,
       }))(),
     )
