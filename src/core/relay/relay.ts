@@ -177,9 +177,11 @@ export class Relay {
 
   private async claimLoop(): Promise<void> {
     let backoff = 50
-    // Where the last claim started (created_at of its oldest effect): the next claims scan
-    // from there instead of walking every settled effect before it. A full scan now and
-    // then picks up older effects whose lease ran out, and any created out of order.
+    // Where the last claim ended (created_at of its newest effect): the next claims scan
+    // from there instead of walking every effect before it, settled or still leased (a
+    // claim takes the oldest first, so whatever older it did not take was leased or locked
+    // by someone else). A full scan now and then picks up older effects whose lease ran
+    // out or was given back, and any created out of order.
     let cursor: string | undefined
     let lastFullScan = -Infinity
     const fullScanMs = Math.min(5_000, this.leaseMs / 2)
@@ -217,7 +219,7 @@ export class Relay {
           break
         }
         if (full) lastFullScan = sentAt
-        cursor = claimed[0]?.snapshot.createdAt
+        cursor = claimed.at(-1)?.snapshot.createdAt
         for (const c of claimed) this.accept(c, sentAt)
         // Nothing from the cursor on: look at everything before waiting.
         if (!full && claimed.length === 0) continue

@@ -1,8 +1,9 @@
 /**
- * Relay leases and heartbeats on PostgreSQL (schemas/postgres/0003_relay.sql).
+ * Relay leases and heartbeats on PostgreSQL (schemas/postgres/0003_relay.sql;
+ * the claim of ready effects is 0006_claim_index.sql's claim() function).
  *
- * claim: one statement. The CTE picks ready rows whose lease is free or
- * expired, oldest first, FOR UPDATE SKIP LOCKED: relays claiming at once
+ * claim: one statement. It picks rows whose lease is free or expired, oldest
+ * first, FOR UPDATE SKIP LOCKED: relays claiming at once
  * each take different rows without waiting on each other, and rows an append
  * holds (it locks the effects it writes) are skipped, not waited for. Every
  * claimed row gets a fresh token from the lease_tokens sequence and an expiry
@@ -13,26 +14,24 @@
  */
 import type pg from 'pg'
 import type { JsonObject } from '../../canonical-json.js'
-import { STATES, type State } from '../../lifecycle.js'
+import type { State } from '../../lifecycle.js'
 import { READY_STATES, type ClaimedEffect, type ClaimRequest, type LeaseRef, type RelayHeartbeat } from '../store.js'
 import { toSnapshot, type EffectRow } from './rows.js'
 import { quoteSchema } from './identifier.js'
+import { stateList } from './statements.js'
 
 type Query = <R extends pg.QueryResultRow>(what: string, text: string, values: unknown[]) => Promise<pg.QueryResult<R>>
 
 const COLUMNS = 'e.id, e.journal, e.effect, e.tier, e.state, e.last_seq, e.detail, e.created_at, e.updated_at'
 
-/** The state list as SQL literals (from the fixed enum), so the planner can use the partial "ready" index. */
-function stateList(states: readonly State[]): string {
-  const known = states.filter((s) => (STATES as readonly string[]).includes(s))
-  if (known.length === 0) throw new Error('claim: no states to claim')
-  return known.map((s) => `'${s}'`).join(', ')
-}
-
 export function leaseStatements(schema: string) {
   const s = quoteSchema(schema)
   return {
-    claim: (states: readonly State[], byTarget: boolean, from: boolean) => `WITH ready AS (
+    // Ready states (a relay's claims): the claim() function of schemas/postgres/0006_claim_index.sql.
+    claimReady: `SELECT id, journal, effect, tier, state, last_seq, detail, created_at, updated_at, lease_token, lease_expires
+      FROM ${s}.claim($1, $2, $3, $4::text[], $5::timestamptz, $6::text[])`,
+    // Any other state (reconcile takes HELD effects too): no index of ready work applies.
+    claimOther: (states: readonly State[], byTarget: boolean, from: boolean) => `WITH ready AS (
         SELECT id FROM ${s}.effects
         WHERE state IN (${stateList(states)})${byTarget ? ' AND target = ANY($4::text[])' : ''}${from ? ` AND created_at >= $${byTarget ? 5 : 4}::timestamptz` : ''}
           AND (lease_expires IS NULL OR lease_expires < clock_timestamp())
@@ -63,15 +62,20 @@ export type LeaseStatements = ReturnType<typeof leaseStatements>
 
 export async function claim(query: Query, sql: LeaseStatements, req: ClaimRequest): Promise<ClaimedEffect[]> {
   if (req.limit <= 0 || (req.targets && req.targets.length === 0)) return []
+  const states = req.states ?? READY_STATES
   const byTarget = req.targets !== undefined
-  const values: unknown[] = [req.relay, req.limit, req.leaseMs]
-  if (byTarget) values.push(req.targets)
-  if (req.createdFrom !== undefined) values.push(req.createdFrom)
-  const { rows } = await query<EffectRow & { lease_token: string; lease_expires: Date }>(
-    'claiming effects',
-    sql.claim(req.states ?? READY_STATES, byTarget, req.createdFrom !== undefined),
-    values,
-  )
+  let text: string
+  let values: unknown[]
+  if (states.every((st) => READY_STATES.includes(st))) {
+    text = sql.claimReady
+    values = [req.relay, req.limit, req.leaseMs, req.targets ?? null, req.createdFrom ?? null, states]
+  } else {
+    text = sql.claimOther(states, byTarget, req.createdFrom !== undefined)
+    values = [req.relay, req.limit, req.leaseMs]
+    if (byTarget) values.push(req.targets)
+    if (req.createdFrom !== undefined) values.push(req.createdFrom)
+  }
+  const { rows } = await query<EffectRow & { lease_token: string; lease_expires: Date }>('claiming effects', text, values)
   return rows
     .map((r) => ({ snapshot: toSnapshot(r), lease: { relay: req.relay, token: Number(r.lease_token) }, expiresAt: r.lease_expires.toISOString() }))
     .sort((a, b) => a.snapshot.createdAt.localeCompare(b.snapshot.createdAt) || a.snapshot.effect.id.localeCompare(b.snapshot.effect.id))

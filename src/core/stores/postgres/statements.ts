@@ -3,10 +3,21 @@
  * schema. Values always go as parameters; batches go as arrays through
  * unnest(), so a group-committed batch is a handful of statements whatever its size.
  */
-import { STATES, TERMINAL_STATES } from '../../lifecycle.js'
+import { STATES, TERMINAL_STATES, type State } from '../../lifecycle.js'
 import { quoteSchema } from './identifier.js'
 
 export const UNSETTLED_STATES = STATES.filter((s) => !TERMINAL_STATES.includes(s))
+
+/**
+ * States as SQL literals (only names of the fixed enum pass), not a parameter:
+ * the planner can then use the partial indexes of unsettled and ready effects
+ * (schemas/postgres/0006_claim_index.sql), whose conditions name states.
+ */
+export function stateList(states: readonly State[]): string {
+  const known = states.filter((s) => (STATES as readonly string[]).includes(s))
+  if (known.length === 0) throw new Error('no states to look for')
+  return known.map((s) => `'${s}'`).join(', ')
+}
 
 const EFFECT_COLUMNS = 'id, journal, effect, tier, state, last_seq, detail, created_at, updated_at'
 const RECORD_COLUMNS = 'journal, seq, effect_id, state, at, data, prev_hash, hash'
@@ -33,7 +44,9 @@ export function statements(schema: string) {
     history: `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor
       FROM ${records} r LEFT JOIN ${records} p ON p.journal = r.journal AND p.seq = r.seq - 1
       WHERE r.effect_id = $1 ORDER BY r.journal, r.seq`,
-    inFlight: `SELECT id, journal, state, last_seq FROM ${effects} WHERE state = ANY($1::text[])`,
+    inFlight: `SELECT id, journal, state, last_seq FROM ${effects} WHERE state IN (${stateList(UNSETTLED_STATES)})`,
+    // An effect's thread is its journal: its records find it by journal_records' primary key.
+    inThread: (n: number) => `id IN (SELECT effect_id FROM ${records} WHERE journal = $${n})`,
     heads: `SELECT journal, head_seq, head_hash FROM ${journals} WHERE journal = ANY($1::text[])`,
     journalRecordsPage: `SELECT ${RECORD_COLUMNS} FROM ${records}
       WHERE journal = ANY($1::text[]) AND (journal, seq) > ($2, $3) ORDER BY journal, seq LIMIT $4`,

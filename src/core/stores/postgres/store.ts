@@ -35,7 +35,7 @@ import { NotificationListener } from './notify.js'
 import { appendBatch } from './append.js'
 import { isTransientPgError, pgError } from './errors.js'
 import { toRecord, toSnapshot, type EffectRow, type RecordRow } from './rows.js'
-import { statements, UNSETTLED_STATES, type PgStatements } from './statements.js'
+import { stateList, statements, type PgStatements } from './statements.js'
 
 export interface PostgresStoreOptions {
   clock?: Clock
@@ -119,7 +119,7 @@ export class PostgresStore implements Store {
     this.assertOpen()
     return this.snapshot('the in-flight scan', async (client) => {
       const projection = (
-        await client.query<{ id: string; journal: string; state: string; last_seq: string }>(this.sql.inFlight, [UNSETTLED_STATES])
+        await client.query<{ id: string; journal: string; state: string; last_seq: string }>(this.sql.inFlight)
       ).rows.map((r) => ({ id: r.id, journal: r.journal, state: r.state, seq: Number(r.last_seq) }))
       const journals = [...new Set(projection.map((p) => p.journal))]
       const fold = new InFlightFold(new Set(projection.map((p) => p.id)))
@@ -151,17 +151,14 @@ export class PostgresStore implements Store {
     this.assertOpen()
     const where: string[] = []
     const values: unknown[] = []
-    if (filter.states?.length) {
-      values.push(filter.states)
-      where.push(`state = ANY($${values.length}::text[])`)
-    }
+    if (filter.states?.length) where.push(`state IN (${stateList(filter.states)})`)
     if (filter.target !== undefined) {
       values.push(filter.target)
       where.push(`target = $${values.length}`)
     }
     if (filter.thread !== undefined) {
       values.push(filter.thread)
-      where.push(`thread = $${values.length}`)
+      where.push(this.sql.inThread(values.length))
     }
     if (filter.since !== undefined) {
       values.push(filter.since)
