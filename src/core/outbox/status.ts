@@ -56,12 +56,18 @@ async function waiting(store: Store, state: State): Promise<WaitingEffect[]> {
     }))
 }
 
-/** list() is newest first: the oldest in flight is the last of them, fetched alone with the count as offset. */
+/**
+ * list() is newest first: the oldest in flight is the last of them, fetched
+ * alone with the count as offset. Effects that settle between the count and
+ * the read can leave the offset past the end: then count again, once.
+ */
 async function oldestInFlight(store: Store, counts: Record<State, number>): Promise<EffectSnapshot | undefined> {
-  const inFlight = IN_FLIGHT_STATES.reduce((n, s) => n + counts[s], 0)
-  if (inFlight === 0) return undefined
-  const [last] = await store.list({ states: [...IN_FLIGHT_STATES], limit: 1, offset: inFlight - 1 })
-  return last
+  for (let tries = 0, c = counts; ; tries++, c = await countByState(store)) {
+    const inFlight = IN_FLIGHT_STATES.reduce((n, s) => n + c[s], 0)
+    if (inFlight === 0) return undefined
+    const [last] = await store.list({ states: [...IN_FLIGHT_STATES], limit: 1, offset: inFlight - 1 })
+    if (last || tries > 0) return last
+  }
 }
 
 // Heartbeats are written by each relay (store.heartbeat); none recorded is an empty list.
