@@ -4,9 +4,10 @@
  * environment, and prints the outcome if it lives that long.
  */
 import { readFileSync } from 'node:fs'
-import type { StoreConfig, TargetConfig } from '../../src/core/config/types.js'
+import type { PolicyRuleConfig, StoreConfig, TargetConfig } from '../../src/core/config/types.js'
 import type { EffectInput } from '../../src/core/effect.js'
 import { Gate } from '../../src/core/gate.js'
+import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { createTargets } from '../../src/core/targets/registry.js'
 
@@ -14,11 +15,18 @@ export interface ChildPlan {
   store: StoreConfig
   targets: Record<string, TargetConfig>
   effects: EffectInput[]
+  /** Policy rules that hold effects (default: none). */
+  rules?: PolicyRuleConfig[]
 }
 
 const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as ChildPlan
 const store = await openStore(plan.store)
-const gate = new Gate({ store, targets: createTargets(plan.targets).values(), retry: { maxAttempts: 3, backoffMs: 10 } })
+const gate = new Gate({
+  store,
+  targets: createTargets(plan.targets).values(),
+  policy: plan.rules ? new RulesPolicy(plan.rules) : undefined,
+  retry: { maxAttempts: 3, backoffMs: 10 },
+})
 const outcomes = await Promise.all(plan.effects.map((e) => gate.submit(e)))
 process.stdout.write(`${JSON.stringify(outcomes)}\n`)
 await gate.close()
