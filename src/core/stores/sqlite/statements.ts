@@ -18,6 +18,12 @@ export interface EffectRow {
   lease_token?: number | null
 }
 
+/** What an append reads of an effect: its row, and its journal's head (null when the journal has none). */
+export interface AppendRow extends EffectRow {
+  head_seq: number | null
+  head_hash: string | null
+}
+
 export type RecordRow = [journal: string, seq: number, effectId: string, state: string, at: string, data: string, prevHash: string, hash: string]
 /** A journalRecords row: a RecordRow without its journal. */
 export type ScanRow = [seq: number, effectId: string, state: string, at: string, data: string, prevHash: string, hash: string]
@@ -31,15 +37,19 @@ const UNSETTLED = STATES.filter((s) => !TERMINAL_STATES.includes(s))
 
 // The names, so the prepared set has a type that declaration files can spell.
 const NAMES = [
-  'effectForAppend', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'settleEffect', 'upsertHead',
+  'effectForAppend', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'settleEffect', 'insertHead', 'updateHead',
   'history', 'inFlight', 'countSettled', 'countOpen', 'journalRecords', 'recordsPage',
 ] as const
 export type Statements = Record<(typeof NAMES)[number], Statement>
 
 export function prepareStatements(db: SqliteDatabase): Statements {
   return {
-    // One primary-key probe per effect: cheaper than one IN (json_each(...)) query for the usual batch of one.
-    effectForAppend: db.prepare(`SELECT ${EFFECT_COLUMNS}, lease_relay, lease_token FROM effects WHERE id = ?`),
+    // One primary-key probe per effect, with its journal's head: the usual append (one step of one
+    // existing effect) reads everything it needs in one statement.
+    effectForAppend: db.prepare(
+      `SELECT ${EFFECT_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, e.lease_relay, e.lease_token, j.head_seq, j.head_hash
+       FROM effects e LEFT JOIN journals j ON j.journal = e.journal WHERE e.id = ?`,
+    ),
     effect: db.prepare(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE id = ?`),
     head: db.prepare(`SELECT head_seq, head_hash FROM journals WHERE journal = ?`),
     insertRecord: db.prepare(`INSERT INTO journal_records (${RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -52,10 +62,8 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     // the step that settles an effect sets it, which takes the effect out of effects_open.
     updateEffect: db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = ?, updated_at = ? WHERE id = ? AND last_seq = ?`),
     settleEffect: db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = ?, updated_at = ?, settled_at = ? WHERE id = ? AND last_seq = ?`),
-    upsertHead: db.prepare(
-      `INSERT INTO journals (journal, head_seq, head_hash) VALUES (?, ?, ?)
-       ON CONFLICT (journal) DO UPDATE SET head_seq = excluded.head_seq, head_hash = excluded.head_hash`,
-    ),
+    insertHead: db.prepare(`INSERT INTO journals (journal, head_seq, head_hash) VALUES (?, ?, ?)`),
+    updateHead: db.prepare(`UPDATE journals SET head_seq = ?, head_hash = ? WHERE journal = ?`),
     // The index by effect holds a prefix of the id (0006_lean_appends.sql): the same expression finds it.
     history: db.prepare(
       `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor

@@ -6,15 +6,14 @@
  * file extend each chain one after another (the compare-and-set and the chain
  * are decided on what is committed, never on a stale read). The driver is
  * synchronous; the group-commit decorator (group-commit.ts) is what gathers
- * concurrent callers into one transaction.
+ * concurrent callers into one transaction. The transaction body is append.ts.
  */
 import type { Transaction } from 'better-sqlite3'
-import { canonicalJson } from '../../canonical-json.js'
 import { systemClock, type Clock } from '../../clock.js'
 import type { EffectSnapshot, Tier } from '../../effect.js'
 import { StoreError } from '../../errors.js'
-import { isTerminal, STATES, type State } from '../../lifecycle.js'
-import { effectJson, planAppend, proposedJournal, validateAppendRequests, type ChainHead } from '../append-plan.js'
+import { STATES, type State } from '../../lifecycle.js'
+import { validateAppendRequests, type ChainHead } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
 import { BEFORE_ANY_SEQ, InFlightFold, type ProjectedEffect } from '../scan-fold.js'
 import {
@@ -25,13 +24,13 @@ import {
   type ClaimRequest,
   type InFlightScan,
   type JournalRecord,
-  type Lease,
   type LeaseRef,
   type ListFilter,
   type RelayHeartbeat,
   type Store,
 } from '../store.js'
 import type { JsonObject } from '../../canonical-json.js'
+import { appendInTransaction } from './append.js'
 import { SqliteLeases } from './leases.js'
 import { settledCondition } from './open-effects.js'
 import type { SqliteDatabase } from './connection.js'
@@ -65,7 +64,7 @@ export class SqliteStore implements Store {
     this.pageSize = options.pageSize ?? 2000
     this.q = prepareStatements(db)
     this.leases = new SqliteLeases(db, this.clock, toSnapshot)
-    this.appendTx = db.transaction((requests: AppendRequest[], at: string) => this.appendInTransaction(requests, at))
+    this.appendTx = db.transaction((requests: AppendRequest[], at: string) => appendInTransaction(this.q, toSnapshot, requests, at))
   }
 
   async append(requests: AppendRequest[]): Promise<AppendResult[]> {
@@ -78,50 +77,6 @@ export class SqliteStore implements Store {
     } catch (e) {
       throw sqliteError(e, 'an append', this.file)
     }
-  }
-
-  private appendInTransaction(requests: AppendRequest[], at: string): AppendResult[] {
-    const current = new Map<string, EffectSnapshot>()
-    const leases = new Map<string, Lease>()
-    const seen = new Set<string>()
-    for (const { effectId } of requests) {
-      if (seen.has(effectId)) continue
-      seen.add(effectId)
-      const row = this.q.effectForAppend.get(effectId) as EffectRow | undefined
-      if (!row) continue
-      current.set(row.id, toSnapshot(row))
-      if (row.lease_relay && row.lease_token != null) leases.set(row.id, { relay: row.lease_relay, token: row.lease_token })
-    }
-    const journals = new Set<string>()
-    for (const r of requests) {
-      const j = current.get(r.effectId)?.effect.thread ?? proposedJournal(r)
-      if (j !== undefined) journals.add(j)
-    }
-    const heads = new Map<string, ChainHead>()
-    for (const j of journals) {
-      const h = this.q.head.get(j) as { head_seq: number; head_hash: string } | undefined
-      heads.set(j, h ? { seq: h.head_seq, hash: h.head_hash } : { seq: 0, hash: GENESIS_HASH })
-    }
-    const plan = planAppend(requests, current, heads, at, leases)
-    for (const { record: r, dataText } of plan.records) {
-      this.q.insertRecord.run(r.journal, r.seq, r.effectId, r.state, r.at, dataText, r.prevHash, r.hash)
-    }
-    for (const { snapshot: s, previousSeq, detailText } of plan.effects) {
-      if (previousSeq === null) {
-        const e = s.effect
-        const settledAt = isTerminal(s.state) ? s.updatedAt : null
-        this.q.insertEffect.run(e.id, e.thread, e.thread, e.target, e.action, s.tier, canonicalJson(effectJson(e)), s.state, s.seq, detailText, s.createdAt, s.updatedAt, settledAt)
-      } else if (
-        (isTerminal(s.state)
-          ? this.q.settleEffect.run(s.state, s.seq, detailText, s.updatedAt, s.updatedAt, s.effect.id, previousSeq)
-          : this.q.updateEffect.run(s.state, s.seq, detailText, s.updatedAt, s.effect.id, previousSeq)
-        ).changes !== 1
-      ) {
-        throw new StoreError(`effect ${s.effect.id} changed under an append that held the write lock; the journal is being written without it`)
-      }
-    }
-    for (const [journal, h] of plan.heads) this.q.upsertHead.run(journal, h.seq, h.hash)
-    return plan.results
   }
 
   async get(effectId: string): Promise<EffectSnapshot | undefined> {
