@@ -1,8 +1,9 @@
 /**
  * One batch of appends in one round trip: the schema's append() function
- * (schemas/postgres/0005_append_lean.sql; append_one() for a batch of one)
- * locks the effects and journal heads, checks compare-and-set and fencing,
- * chains and writes the records, and notifies, as one autocommit statement. This side only computes what depends on the
+ * (schemas/postgres/0007_append_set.sql; a batch of one goes to append_step(),
+ * append-step.ts) locks the effects and journal heads, checks compare-and-set
+ * and fencing, chains and writes the records, and notifies, as one autocommit
+ * statement. This side only computes what depends on the
  * requests alone (the canonical data text, the effect's JSON, the channel a
  * record wakes) and maps the answer back to the port's results.
  */
@@ -11,6 +12,7 @@ import { canonicalJson } from '../../canonical-json.js'
 import { StoreError } from '../../errors.js'
 import { effectJson, recordData } from '../append-plan.js'
 import { GENESIS_HASH, type AppendRequest, type AppendResult } from '../store.js'
+import { appendStep } from './append-step.js'
 import { notifyChannels } from './notify.js'
 import { toSnapshot, type EffectRow } from './rows.js'
 import type { PgStatements } from './statements.js'
@@ -38,34 +40,32 @@ export async function appendBatch(
   at: string,
   schema: string,
 ): Promise<AppendResult[]> {
+  if (requests.length === 1) return [await appendStep(client, sql, requests[0]!, at, schema)]
   const data = requests.map(recordData)
   const dataText = data.map((d) => canonicalJson(d))
   const proposal = (r: AppendRequest) => (r.from === null ? r.effect! : undefined)
-  // Named statements: each pooled connection parses them once, not on every append.
-  const { rows } =
-    requests.length === 1
-      ? await client.query<AppendRow>({ name: 'interlock_append_one', text: sql.appendOne, values: oneValues(requests[0]!, dataText[0]!, at, schema) })
-      : await client.query<AppendRow>({
-          name: 'interlock_append',
-          text: sql.append,
-          values: [
-            requests.map((r) => r.effectId),
-            requests.map((r) => r.from),
-            requests.map((r) => r.to),
-            dataText,
-            requests.map((r) => proposal(r)?.thread ?? null),
-            requests.map((r) => proposal(r)?.target ?? null),
-            requests.map((r) => proposal(r)?.action ?? null),
-            requests.map((r) => (r.from === null ? r.tier! : null)),
-            requests.map((r) => (r.from === null ? canonicalJson(effectJson(r.effect!)) : null)),
-            requests.map((r) => r.lease?.relay ?? null),
-            requests.map((r) => r.lease?.token ?? null),
-            requests.map((r) => notifyChannels([r.to])[0] ?? null),
-            at,
-            GENESIS_HASH,
-            schema,
-          ],
-        })
+  // A named statement: each pooled connection parses it once, not on every append.
+  const { rows } = await client.query<AppendRow>({
+    name: 'interlock_append',
+    text: sql.append,
+    values: [
+      requests.map((r) => r.effectId),
+      requests.map((r) => r.from),
+      requests.map((r) => r.to),
+      dataText,
+      requests.map((r) => proposal(r)?.thread ?? null),
+      requests.map((r) => proposal(r)?.target ?? null),
+      requests.map((r) => proposal(r)?.action ?? null),
+      requests.map((r) => (r.from === null ? r.tier! : null)),
+      requests.map((r) => (r.from === null ? canonicalJson(effectJson(r.effect!)) : null)),
+      requests.map((r) => r.lease?.relay ?? null),
+      requests.map((r) => r.lease?.token ?? null),
+      requests.map((r) => notifyChannels([r.to])[0] ?? null),
+      at,
+      GENESIS_HASH,
+      schema,
+    ],
+  })
   if (rows.length !== requests.length) {
     throw new StoreError(`the append function answered ${rows.length} row(s) for ${requests.length} request(s)`)
   }
@@ -91,24 +91,3 @@ export async function appendBatch(
   })
 }
 
-/** append_one's arguments: append()'s, each request array reduced to its one element. */
-function oneValues(r: AppendRequest, dataText: string, at: string, schema: string): unknown[] {
-  const p = r.from === null ? r.effect! : undefined
-  return [
-    r.effectId,
-    r.from,
-    r.to,
-    dataText,
-    p?.thread ?? null,
-    p?.target ?? null,
-    p?.action ?? null,
-    p ? r.tier! : null,
-    p ? canonicalJson(effectJson(p)) : null,
-    r.lease?.relay ?? null,
-    r.lease?.token ?? null,
-    notifyChannels([r.to])[0] ?? null,
-    at,
-    GENESIS_HASH,
-    schema,
-  ]
-}

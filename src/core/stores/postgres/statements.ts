@@ -32,14 +32,14 @@ export function statements(schema: string) {
   return {
     effectColumns: EFFECT_COLUMNS,
     effectsTable: effects,
-    // One batch of appends, one round trip, its own transaction (schemas/postgres/0005_append_lean.sql).
+    // One batch of appends, one round trip, its own transaction (schemas/postgres/0007_append_set.sql).
     append: `SELECT idx, ok, journal, seq, prev_hash, hash, effect, tier, state, last_seq, detail, created_at, updated_at
       FROM ${s}.append($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::smallint[],
                        $9::text[], $10::text[], $11::bigint[], $12::text[], $13, $14, $15)`,
-    // A batch of one, as scalars: what a sequential caller sends every time.
-    appendOne: `SELECT idx, ok, journal, seq, prev_hash, hash, effect, tier, state, last_seq, detail, created_at, updated_at
-      FROM ${s}.append_one($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::smallint,
-                           $9::text, $10::text, $11::bigint, $12::text, $13, $14, $15)`,
+    // A batch of one, as scalars, answered as one text value: what a sequential caller sends every time
+    // (schemas/postgres/0008_append_step.sql).
+    appendStep: `SELECT ${s}.append_step($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::smallint,
+                           $9::text, $10::text, $11::bigint, $12::text, $13, $14, $15) AS r`,
     effect: `SELECT ${EFFECT_COLUMNS} FROM ${effects} WHERE id = $1`,
     history: `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor
       FROM ${records} r LEFT JOIN ${records} p ON p.journal = r.journal AND p.seq = r.seq - 1
