@@ -24,6 +24,17 @@ export interface PragmaConnection {
 
 export const MEMORY = ':memory:'
 export const DEFAULT_BUSY_TIMEOUT_MS = 10_000
+/**
+ * WAL pages after which a commit also checkpoints (SQLite's default is 1000).
+ * A checkpoint runs inside the commit that crosses the mark, on the append's
+ * critical path, and costs about the same whatever its size: three extra
+ * fsyncs (WAL, database, the restarted WAL's header) and the distinct pages
+ * changed, which appends keep few (about 240 for 5,500 frames). Every 4,000
+ * pages (16 MB at 4 KB pages) measured 4.02 fsyncs per sequential effect
+ * instead of 4.09. The WAL file keeps its size and is overwritten from the
+ * start after each checkpoint, which syncs faster than a growing file.
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 4000
 /** `PRAGMA synchronous` reads back 2 for FULL. */
 const SYNCHRONOUS_FULL = 2
 
@@ -50,6 +61,7 @@ export function openSqlite(file: string, options: SqliteOpenOptions = {}): Sqlit
   if (options.readonly) return db
   try {
     applyDurabilityPragmas(db, file, busy)
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`)
   } catch (e) {
     db.close()
     // The first statements on the file are where a damaged one shows (SQLITE_CORRUPT, SQLITE_NOTADB).
