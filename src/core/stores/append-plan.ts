@@ -29,6 +29,8 @@ export interface PlannedEffect {
   previousSeq: number | null
   /** The canonical text of the snapshot's detail (= the last record's data). */
   detailText: string
+  /** A new effect's canonical JSON (effectJson), the text its proposal's record already holds. */
+  effectText?: string
 }
 
 export interface AppendPlan {
@@ -91,6 +93,7 @@ export function planAppend(
   const results: AppendResult[] = []
   const records: PlannedRecord[] = []
   const detailTexts = new Map<string, string>()
+  const effectTexts = new Map<string, string>()
 
   const lookup = (id: string): EffectSnapshot | undefined => {
     const w = working.get(id)
@@ -116,7 +119,15 @@ export function planAppend(
     const head = newHeads.get(journal) ?? heads.get(journal)
     if (!head) throw new Error(`planAppend: journal ${journal} was not locked`)
     const data = recordData(req)
-    const dataText = canonicalJson(data)
+    let dataText: string
+    if (snap) {
+      dataText = canonicalJson(data)
+    } else {
+      // A proposal (compare-and-set found no effect): serialise the effect once, for its record and its row.
+      const effectText = canonicalJson(effectJson(effect))
+      dataText = onlyEffectAndTier(req.data) ? `{"effect":${effectText},"tier":${JSON.stringify(tier)}}` : canonicalJson(data)
+      effectTexts.set(req.effectId, effectText)
+    }
     const seq = head.seq + 1
     const base = { journal, seq, effectId: req.effectId, state: req.to, at, data, prevHash: head.hash }
     const record: JournalRecord = { ...base, hash: recordHash({ ...base, data: dataText }) }
@@ -140,8 +151,20 @@ export function planAppend(
     snapshot,
     previousSeq: previousSeq.get(id) ?? null,
     detailText: detailTexts.get(id)!,
+    effectText: effectTexts.get(id),
   }))
   return { results, records, effects, heads: newHeads }
+}
+
+/**
+ * True when a proposal's record data is exactly `{ effect, tier }` (the gate
+ * proposes with those two keys, which recordData overwrites): its canonical
+ * text is then those two members in key order around the effect's canonical
+ * text, which the effect row stores too, so the effect is serialised once.
+ */
+function onlyEffectAndTier(data: JsonObject): boolean {
+  for (const k in data) if (k !== 'effect' && k !== 'tier') return false
+  return true
 }
 
 function sameLease(a: Lease, b: Lease | undefined): boolean {

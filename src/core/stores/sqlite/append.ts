@@ -59,11 +59,11 @@ export function appendInTransaction(
   for (const { record: r, dataText } of plan.records) {
     q.insertRecord.run(r.journal, r.seq, r.effectId, r.state, r.at, dataText, r.prevHash, r.hash)
   }
-  for (const { snapshot: s, previousSeq, detailText } of plan.effects) {
+  for (const { snapshot: s, previousSeq, detailText, effectText } of plan.effects) {
     const settledAt = isTerminal(s.state) ? s.updatedAt : null
     if (previousSeq === null) {
       const e = s.effect
-      q.insertEffect.run(e.id, e.thread, e.thread, e.target, e.action, s.tier, canonicalJson(effectJson(e)), s.state, s.seq, detailText, s.createdAt, s.updatedAt, settledAt)
+      q.insertEffect.run(e.id, e.thread, e.thread, e.target, e.action, s.tier, effectText ?? canonicalJson(effectJson(e)), s.state, s.seq, detailText, s.createdAt, s.updatedAt, settledAt)
       continue
     }
     // Only the step that settles an effect writes settled_at (0006_lean_appends.sql): the others touch no index.
