@@ -9,19 +9,20 @@
  * Reported: b ÷ (a/4) (goal ≥ 0.8) and c ÷ b (goal ≥ 4).
  * With --postgres URL (or INTERLOCK_BENCH_DATABASE_URL, or an embedded PostgreSQL
  * with fsync on when neither is given and --postgres is passed without a value),
- * the same against PostgreSQL's single-client durable commit rate.
+ * the same against PostgreSQL's single-client durable commit rate, plus (a'):
+ * the rows an append must write, alone, whose rate over (a) bounds b ÷ (a/4).
  *
  *   npx tsx bench/gate/run.ts [--seconds 5] [--postgres [URL]]
  */
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import pg from 'pg'
 import { Gate } from '../../src/core/gate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { install } from '../../src/core/stores/migrate.js'
 import type { StoreConfig } from '../../src/core/config/types.js'
 import type { EffectTarget } from '../../src/core/targets/target.js'
+import { pgBaselineRates } from './postgres-floor.js'
 
 const args = process.argv.slice(2)
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 0) || 5
@@ -45,21 +46,6 @@ function rawFdatasync(dir: string): number {
     n++
   }
   closeSync(fd)
-  return n / seconds
-}
-
-async function pgCommitRate(url: string): Promise<number> {
-  const c = new pg.Client({ connectionString: url })
-  await c.connect()
-  await c.query('CREATE TABLE IF NOT EXISTS bench_commit (id bigserial primary key, v text)')
-  let n = 0
-  const end = performance.now() + seconds * 1000
-  while (performance.now() < end) {
-    await c.query('INSERT INTO bench_commit (v) VALUES ($1)', ['x'.repeat(200)])
-    n++
-  }
-  await c.query('DROP TABLE bench_commit')
-  await c.end()
   return n / seconds
 }
 
@@ -117,13 +103,16 @@ async function main(): Promise<void> {
       try {
         const pgConfig: StoreConfig = { kind: 'postgres', url, schema: 'interlock_bench' }
         await install(pgConfig)
-        const pa = await pgCommitRate(url)
+        // (a) and (a') in alternating slices, so load from elsewhere falls on both alike (postgres-floor.ts).
+        const { commit: pa, floor: pf } = await pgBaselineRates(url, pgConfig.schema, seconds)
         line('(a) PostgreSQL single-client commits', pa)
+        line("(a') the three rows an append writes, one plain statement", pf)
         const pb = await submits(pgConfig, 1, 'pg-seq')
         line('(b) sequential gate.submit, PostgreSQL', pb, 'effects/s')
         const pc = await submits(pgConfig, 64, 'pg-par')
         line('(c) 64 submits in flight, PostgreSQL', pc, 'effects/s')
         line('b ÷ (a/4)   goal ≥ 0.8', pb / (pa / 4), '')
+        line("a' ÷ a      the most b ÷ (a/4) can reach (postgres-floor.ts)", pf / pa, '')
         line('c ÷ b       goal ≥ 4', pc / pb, '')
       } finally {
         await stop?.()
