@@ -10,6 +10,7 @@
  *        the journal's head, as one transaction on the installed schema (all
  *        its indexes), with nothing else (no reads, no plan, no hash): the
  *        least an append can cost with this schema;
+ *   (a3) the same with the secondary indexes dropped (what they cost);
  *   (s)  store.append itself, one step per call, four per effect;
  *   (s0) the same with synchronous=OFF: its CPU alone (never a setting the
  *        store runs with; it refuses a connection without FULL).
@@ -75,10 +76,14 @@ function oneRowLine(dir: string): Line {
 }
 
 /** The installed schema, written to directly: one record, the effect's row, the head, one transaction per step. */
-async function rowsLine(dir: string): Promise<Line> {
-  const path = join(dir, 'rows.db')
+async function rowsLine(dir: string, bare = false): Promise<Line> {
+  const path = join(dir, bare ? 'bare-rows.db' : 'rows.db')
   await (await openStore({ kind: 'sqlite', path })).close()
   const db = new Database(path)
+  if (bare) {
+    const indexes = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL`).pluck().all() as string[]
+    for (const name of indexes) db.exec(`DROP INDEX "${name}"`)
+  }
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
   db.pragma('wal_autocheckpoint = 4000')
@@ -103,7 +108,10 @@ async function rowsLine(dir: string): Promise<Line> {
     else move.run(state, seq, at, id)
     head.run(seq, GENESIS_HASH)
   })
-  return { label: '(a2) the rows of one append, alone (installed schema)', rate: async () => timed(() => step.immediate()) }
+  return {
+    label: bare ? '(a3) the same without secondary indexes' : '(a2) the rows of one append, alone (installed schema)',
+    rate: async () => timed(() => step.immediate()),
+  }
 }
 
 async function storeLine(dir: string, label: string, name: string, durable: boolean): Promise<Line> {
@@ -135,6 +143,7 @@ async function main(): Promise<void> {
       rawLine(dir),
       oneRowLine(dir),
       await rowsLine(dir),
+      await rowsLine(dir, true),
       await storeLine(dir, '(s)  store.append, one step per call', 'store', true),
       await storeLine(dir, '(s0) store.append with synchronous=OFF: CPU alone', 'store-cpu', false),
     ]
