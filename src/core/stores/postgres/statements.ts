@@ -10,8 +10,9 @@ export const UNSETTLED_STATES = STATES.filter((s) => !TERMINAL_STATES.includes(s
 
 /**
  * States as SQL literals (only names of the fixed enum pass), not a parameter:
- * the planner can then use the partial indexes of unsettled and ready effects
- * (schemas/postgres/0006_claim_index.sql), whose conditions name states.
+ * the planner then plans for the states actually asked for, and can use the
+ * partial index of ready effects (schemas/postgres/0006_claim_index.sql),
+ * whose condition names states.
  */
 export function stateList(states: readonly State[]): string {
   const known = states.filter((s) => (STATES as readonly string[]).includes(s))
