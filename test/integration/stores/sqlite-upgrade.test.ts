@@ -1,8 +1,8 @@
 /**
  * A SQLite journal written at schema version 3 is upgraded in place by
- * 0006_lean_appends.sql when a store opens it: every record keeps its bytes
+ * 0011_lean_appends.sql when a store opens it: every record keeps its bytes
  * and its chain, settled effects get their settled_at, and the store reads,
- * verifies and extends the journal as if it had been written at version 6.
+ * verifies and extends the journal as if it had been written at version 11.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -66,7 +66,7 @@ function journalAtVersion3(file: string, walks: [ReturnType<typeof effect>, Stat
   db.close()
 }
 
-describe('SQLite journal upgraded from version 3 to 6', () => {
+describe('SQLite journal upgraded from version 3 to 11', () => {
   it('keeps every record and its chain, marks settled effects, and goes on appending', async () => {
     const file = join(dir, 'v3.db')
     const [done, rejected, inFlight, held] = [effect('t1', 1), effect('t1', 2), effect('t2', 3), effect('t1', 4)]

@@ -1,4 +1,5 @@
--- Interlock journal, fewer pages per append (SQLite).
+-- Interlock journal, fewer pages per append (SQLite). Numbered 0011, after
+-- PostgreSQL's 0005-0010, so that one number names one change across stores.
 --
 -- Each append is its own durable commit, and a WAL commit writes every page
 -- it changed in full before its fsync, so the pages an append dirties are
@@ -22,7 +23,7 @@
 --    state of settled effects only, written once per effect (settled states
 --    never change); the open effects are few and counted through effects_open.
 
-CREATE TABLE journal_records_v6 (
+CREATE TABLE journal_records_v11 (
   journal   TEXT NOT NULL,
   seq       INTEGER NOT NULL,
   effect_id TEXT NOT NULL,
@@ -35,12 +36,12 @@ CREATE TABLE journal_records_v6 (
   PRIMARY KEY (journal, seq)
 ) WITHOUT ROWID;
 
-INSERT INTO journal_records_v6 (journal, seq, effect_id, state, at, data, prev_hash, hash)
+INSERT INTO journal_records_v11 (journal, seq, effect_id, state, at, data, prev_hash, hash)
   SELECT journal, seq, effect_id, state, at, data, prev_hash, hash FROM journal_records ORDER BY journal, seq;
 
 -- Drops journal_records_effect with it.
 DROP TABLE journal_records;
-ALTER TABLE journal_records_v6 RENAME TO journal_records;
+ALTER TABLE journal_records_v11 RENAME TO journal_records;
 -- On the first 16 of the id's 64 hex digits: effect ids are hashes, so each
 -- append lands on a random leaf of this index; entries a third the size split
 -- those leaves a third as often. Readers repeat the expression and compare the
