@@ -20,9 +20,9 @@ import { join } from 'node:path'
 import { Gate } from '../../src/core/gate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { install } from '../../src/core/stores/migrate.js'
-import type { StoreConfig } from '../../src/core/config/types.js'
+import type { PostgresStoreConfig, StoreConfig } from '../../src/core/config/types.js'
 import type { EffectTarget } from '../../src/core/targets/target.js'
-import { pgBaselineRates } from './postgres-floor.js'
+import { pgBaselines } from './postgres-baselines.js'
 
 const args = process.argv.slice(2)
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 0) || 5
@@ -101,18 +101,17 @@ async function main(): Promise<void> {
         stop = () => server.stop()
       }
       try {
-        const pgConfig: StoreConfig = { kind: 'postgres', url, schema: 'interlock_bench' }
+        const pgConfig: PostgresStoreConfig = { kind: 'postgres', url, schema: 'interlock_bench' }
         await install(pgConfig)
-        // (a) and (a') in alternating slices, so load from elsewhere falls on both alike (postgres-floor.ts).
-        const { commit: pa, floor: pf } = await pgBaselineRates(url, pgConfig.schema, seconds)
+        // (a), (a') and (b) in alternating slices, so load from elsewhere falls on all three alike (postgres-baselines.ts).
+        const { commit: pa, floor: pf, sequential: pb } = await pgBaselines(pgConfig, noop, seconds)
         line('(a) PostgreSQL single-client commits', pa)
         line("(a') the three rows an append writes, one plain statement", pf)
-        const pb = await submits(pgConfig, 1, 'pg-seq')
         line('(b) sequential gate.submit, PostgreSQL', pb, 'effects/s')
         const pc = await submits(pgConfig, 64, 'pg-par')
         line('(c) 64 submits in flight, PostgreSQL', pc, 'effects/s')
         line('b ÷ (a/4)   goal ≥ 0.8', pb / (pa / 4), '')
-        line("a' ÷ a      the most b ÷ (a/4) can reach (postgres-floor.ts)", pf / pa, '')
+        line("a' ÷ a      the most b ÷ (a/4) can reach here", pf / pa, '')
         line('c ÷ b       goal ≥ 4', pc / pb, '')
       } finally {
         await stop?.()
