@@ -6,7 +6,7 @@
 -- what it costs beyond the fsync itself. Versions 1 and 3 made a step between
 -- two open states (PROPOSED → AUTHORIZED → DISPATCHED) change about nine
 -- pages; this version brings it to about five, and a whole effect from ~37
--- to ~23 (measured by reading the WAL's frame headers).
+-- to ~26 (measured by reading the WAL's frame headers).
 --
 -- 1. journal_records is keyed by (journal, seq) itself (WITHOUT ROWID): the
 --    record and its key live in one b-tree instead of a rowid table plus the
@@ -55,5 +55,12 @@ UPDATE effects SET settled_at = updated_at WHERE state IN ('COMMITTED', 'REJECTE
 
 DROP INDEX effects_state;
 DROP INDEX effects_ready;
+-- 3. Each proposal also inserted an entry into the target and thread indexes,
+--    which only operators' listings read (as PostgreSQL's 0006 found too):
+--    listing by thread reads the journal's records (an effect's thread is its
+--    journal, and journal_records is keyed by journal), listing by target
+--    reads the table.
+DROP INDEX effects_target;
+DROP INDEX effects_thread;
 CREATE INDEX effects_open ON effects (created_at, id) WHERE settled_at IS NULL;
 CREATE INDEX effects_settled ON effects (state) WHERE settled_at IS NOT NULL;

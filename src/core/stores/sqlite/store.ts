@@ -145,7 +145,9 @@ export class SqliteStore implements Store {
       params.push(filter.target)
     }
     if (filter.thread !== undefined) {
-      where.push('thread = ?')
+      // An effect's thread is its journal: the journal's records (keyed by journal) name its effects
+      // without an index of the effects by thread, which every proposal would have to write.
+      where.push('id IN (SELECT effect_id FROM journal_records WHERE journal = ?)')
       params.push(filter.thread)
     }
     // created_at is ISO-8601 UTC text from the clock: text order is time order.
