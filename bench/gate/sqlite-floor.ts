@@ -6,10 +6,8 @@
  *   (a)  write+fdatasync of a 201-byte line to a growing file (run.ts's a);
  *   (a1) a one-row INSERT into a one-table SQLite journal in WAL mode with
  *        synchronous=FULL: the cheapest durable SQLite commit;
- *   (a2) the rows a gate step writes, alone: one record, the effect's row and
- *        the journal's head, as one transaction on the installed schema (all
- *        its indexes), with nothing else (no reads, no plan, no hash): the
- *        least an append can cost with this schema;
+ *   (a2) the rows a gate step writes, alone (run.ts's a', sqlite-baselines.ts):
+ *        the least an append can cost with this schema;
  *   (a3) the same with the secondary indexes dropped (what they cost);
  *   (s)  store.append itself, one step per call, four per effect;
  *   (s0) the same with synchronous=OFF: its CPU alone (never a setting the
@@ -20,13 +18,14 @@
  *
  *   npx tsx bench/gate/sqlite-floor.ts [--seconds 1] [--slices 5]
  */
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { toEffect } from '../../src/core/effect.js'
-import { GENESIS_HASH, type Store } from '../../src/core/stores/store.js'
+import type { Store } from '../../src/core/stores/store.js'
 import { openStore } from '../../src/core/stores/open.js'
+import { appendRows, rawAppender } from './sqlite-baselines.js'
 
 const args = process.argv.slice(2)
 const flag = (name: string, fallback: number) => Number(args[args.indexOf(name) + 1] || 0) || fallback
@@ -57,12 +56,8 @@ async function timedAsync(step: () => Promise<void>, perCall: number): Promise<n
 }
 
 function rawLine(dir: string): Line {
-  const fd = openSync(join(dir, 'raw.log'), 'a')
-  const line = Buffer.from(`${'x'.repeat(200)}\n`)
-  return {
-    label: '(a)  raw write+fdatasync appends',
-    rate: async () => timed(() => (writeSync(fd, line), fdatasyncSync(fd))),
-  }
+  const raw = rawAppender(join(dir, 'raw.log'))
+  return { label: '(a)  raw write+fdatasync appends', rate: async () => timed(raw.step) }
 }
 
 function oneRowLine(dir: string): Line {
@@ -75,42 +70,11 @@ function oneRowLine(dir: string): Line {
   return { label: '(a1) one-row SQLite WAL commits (synchronous=FULL)', rate: async () => timed(() => insert.run(v)) }
 }
 
-/** The installed schema, written to directly: one record, the effect's row, the head, one transaction per step. */
 async function rowsLine(dir: string, bare = false): Promise<Line> {
-  const path = join(dir, bare ? 'bare-rows.db' : 'rows.db')
-  await (await openStore({ kind: 'sqlite', path })).close()
-  const db = new Database(path)
-  if (bare) {
-    const indexes = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL`).pluck().all() as string[]
-    for (const name of indexes) db.exec(`DROP INDEX "${name}"`)
-  }
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
-  db.pragma('wal_autocheckpoint = 4000')
-  const record = db.prepare(`INSERT INTO journal_records (journal, seq, effect_id, state, at, data, prev_hash, hash) VALUES ('floor', ?, ?, ?, ?, ?, ?, ?)`)
-  const effect = db.prepare(
-    `INSERT INTO effects (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at) VALUES (?, 'floor', 'floor', 'noop', 'noop', 1, ?, 'PROPOSED', ?, '{}', ?, ?)`,
-  )
-  const move = db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = '{}', updated_at = ? WHERE id = ?`)
-  const settle = db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = '{}', updated_at = ?, settled_at = ? WHERE id = ?`)
-  const head = db.prepare(`INSERT INTO journals (journal, head_seq, head_hash) VALUES ('floor', ?, ?) ON CONFLICT (journal) DO UPDATE SET head_seq = excluded.head_seq, head_hash = excluded.head_hash`)
-  const STEPS = ['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'] as const
-  let seq = 0
-  let id = ''
-  const step = db.transaction(() => {
-    const state = STEPS[seq % 4]!
-    const at = new Date().toISOString()
-    if (state === 'PROPOSED') id = toEffect({ thread: 'floor', target: 'noop', action: 'noop', args: { seq } }).id
-    seq++
-    record.run(seq, id, state, at, state === 'PROPOSED' ? `{"effect":{"id":"${id}"},"tier":1}` : '{}', GENESIS_HASH, GENESIS_HASH)
-    if (state === 'PROPOSED') effect.run(id, `{"id":"${id}"}`, seq, at, at)
-    else if (state === 'COMMITTED') settle.run(state, seq, at, at, id)
-    else move.run(state, seq, at, id)
-    head.run(seq, GENESIS_HASH)
-  })
+  const rows = await appendRows(join(dir, bare ? 'bare-rows.db' : 'rows.db'), bare)
   return {
     label: bare ? '(a3) the same without secondary indexes' : '(a2) the rows of one append, alone (installed schema)',
-    rate: async () => timed(() => step.immediate()),
+    rate: async () => timed(rows.step),
   }
 }
 
