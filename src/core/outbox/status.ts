@@ -2,7 +2,7 @@
 import type { JsonObject } from '../canonical-json.js'
 import type { EffectSnapshot } from '../effect.js'
 import { IN_FLIGHT_STATES, STATES, type State } from '../lifecycle.js'
-import { countByState, type Store } from '../stores/store.js'
+import type { Store } from '../stores/store.js'
 
 export interface WaitingEffect {
   effectId: string
@@ -33,7 +33,7 @@ export interface OutboxStatus {
 export async function outboxStatus(store: Store, now: Date): Promise<OutboxStatus> {
   // Counts from one grouped query, then only the effects shown one by one: a
   // million settled effects are counted by the store, never read here.
-  const counts = await countByState(store)
+  const counts = await store.countByState()
   const [held, ambiguous, oldest, relays] = await Promise.all([waiting(store, 'HELD'), waiting(store, 'AMBIGUOUS'), oldestInFlight(store, counts), relaysOf(store)])
   const total = STATES.reduce((n, s) => n + counts[s], 0)
   const status: OutboxStatus = { counts, total, held, ambiguous, relays }
@@ -62,7 +62,7 @@ async function waiting(store: Store, state: State): Promise<WaitingEffect[]> {
  * the read can leave the offset past the end: then count again, once.
  */
 async function oldestInFlight(store: Store, counts: Record<State, number>): Promise<EffectSnapshot | undefined> {
-  for (let tries = 0, c = counts; ; tries++, c = await countByState(store)) {
+  for (let tries = 0, c = counts; ; tries++, c = await store.countByState()) {
     const inFlight = IN_FLIGHT_STATES.reduce((n, s) => n + c[s], 0)
     if (inFlight === 0) return undefined
     const [last] = await store.list({ states: [...IN_FLIGHT_STATES], limit: 1, offset: inFlight - 1 })

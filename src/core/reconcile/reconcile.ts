@@ -25,7 +25,7 @@ import { Gate } from '../gate.js'
 import type { RetryOptions } from '../gate-context.js'
 import type { Policy } from '../policy.js'
 import type { RecoveryReport } from '../recovery.js'
-import { countByState, type Store } from '../stores/store.js'
+import type { Store } from '../stores/store.js'
 import type { EffectTarget } from '../targets/target.js'
 import { claimForReconcile, type ReconcileClaims } from './leases.js'
 import { tryReconcileLock } from './lock.js'
@@ -98,7 +98,7 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
       onProgress: opts.onProgress,
       now: opts.now,
     })
-    const counts = await countByState(opts.store)
+    const counts = await opts.store.countByState()
     const would = (plan: string) => (opts.dryRun ? report.effects.filter((e) => e.plan === plan).length : 0)
     const waiting = { ambiguous: counts.AMBIGUOUS + would('mark-ambiguous'), held: counts.HELD - would('authorize') }
     // An effect someone else moved first (an operator's release, a relay) is theirs to finish, not left over by this run.

@@ -30,6 +30,7 @@ export function leasedStore(store: Store, relay: string, book: LeaseBook, signer
     history: (id) => store.history(id),
     scanInFlight: () => store.scanInFlight(),
     list: (filter) => store.list(filter),
+    countByState: () => store.countByState(),
     records: () => store.records(),
     claim: (req) => store.claim(req),
     renewLease: (r, leases, ms) => store.renewLease(r, leases, ms),

@@ -32,7 +32,6 @@ import type {
   RelayHeartbeat,
   Store,
 } from './store.js'
-import { countByState } from './store.js'
 import type { EffectSnapshot } from '../effect.js'
 import type { State } from '../lifecycle.js'
 
@@ -144,7 +143,7 @@ class GroupCommitStore implements Store {
   }
 
   countByState(): Promise<Record<State, number>> {
-    return countByState(this.inner)
+    return this.inner.countByState()
   }
 
   claim(request: ClaimRequest): Promise<ClaimedEffect[]> {

@@ -11,7 +11,7 @@
  */
 import type { JsonObject } from '../canonical-json.js'
 import type { Effect, EffectSnapshot, Tier } from '../effect.js'
-import { STATES, type State } from '../lifecycle.js'
+import type { State } from '../lifecycle.js'
 
 export const GENESIS_HASH = '0'.repeat(64)
 
@@ -171,11 +171,9 @@ export interface Store {
   /**
    * How many effects are in each state, every state present (0 when none):
    * one grouped query over the effects table, so `outbox status` stays fast
-   * on a million effects. Optional only so views that forward a subset of
-   * the port (the relay's leased store) need not forward it; both stores and
-   * group commit implement it, and callers fall back to list().
+   * on a million effects.
    */
-  countByState?(): Promise<Record<State, number>>
+  countByState(): Promise<Record<State, number>>
 
   /**
    * Every record of every journal in (journal, seq) order: for verify and
@@ -211,12 +209,4 @@ export interface Store {
   subscribe?(event: StoreEvent, listener: () => void): Promise<() => Promise<void>>
 
   close(): Promise<void>
-}
-
-/** Counts per state from any store: its own grouped query, else (a store without one) by listing every effect. */
-export async function countByState(store: Store): Promise<Record<State, number>> {
-  if (store.countByState) return store.countByState()
-  const counts = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<State, number>
-  for (const s of await store.list()) counts[s.state]++
-  return counts
 }

@@ -84,7 +84,7 @@ describe.each([
             rowsRead += rows.length
             return rows
           }
-          if (prop === 'countByState') return () => (countQueries++, target.countByState!())
+          if (prop === 'countByState') return () => (countQueries++, target.countByState())
           return Reflect.get(target, prop, receiver)
         },
       })
