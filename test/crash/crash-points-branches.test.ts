@@ -8,11 +8,9 @@
  * AMBIGUOUS. Both stores. The release's own point (after-release) is judged in
  * test/e2e/outbox-crash.test.ts.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { StoreConfig, TargetConfig } from '../../src/core/config/types.js'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { CRASH_ENV, type CrashPoint } from '../../src/core/crash-points.js'
 import { toEffect, type Tier } from '../../src/core/effect.js'
 import { Gate } from '../../src/core/gate.js'
@@ -21,9 +19,9 @@ import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { createTargets } from '../../src/core/targets/registry.js'
 import { runTsChild } from '../helpers/child.js'
-import { startHttpService, type HttpService, type ServiceFault } from '../helpers/http-service.js'
-import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
+import type { ServiceFault } from '../helpers/http-service.js'
 import { checkInvariants, verifyJournal } from './invariants.js'
+import { pointRig, TIERS } from './point-rig.js'
 import type { ChildPlan } from './submit-child.js'
 
 interface Branch {
@@ -36,7 +34,6 @@ interface Branch {
   applied: number
 }
 
-const TIERS: Tier[] = [1, 2, 3]
 const BRANCHES: Branch[] = [
   ...TIERS.map((tier): Branch => ({ point: 'after-held', tier, held: true, state: 'HELD', applied: 0 })),
   ...TIERS.map((tier): Branch => ({ point: 'after-rejected', tier, fault: { kind: 'status', status: 412, body: { error: { message: 'etag moved' } } }, state: 'REJECTED', applied: 0 })),
@@ -45,37 +42,8 @@ const BRANCHES: Branch[] = [
   { point: 'after-ambiguous', tier: 3, fault: { kind: 'drop', afterApply: true }, state: 'AMBIGUOUS', applied: 1 },
 ]
 
-let dir: string
-let service: HttpService
-let pgDb: TestDatabase
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'interlock-crash-branches-'))
-  service = await startHttpService()
-  pgDb = await createTestDatabase()
-})
-afterAll(async () => {
-  await service?.close()
-  await pgDb?.drop()
-  rmSync(dir, { recursive: true, force: true })
-})
-
-function targetFor(tier: Tier): TargetConfig {
-  const base = { type: 'http' as const, method: 'POST' as const, headers: {}, timeoutMs: 5000, connectTimeoutMs: 2000 }
-  if (tier === 1) return { ...base, tier, url: `${service.url}/idempotent` }
-  if (tier === 2) return { ...base, tier, url: `${service.url}/plain`, queryUrl: `${service.url}/applied/{effect_id}` }
-  return { ...base, tier, url: `${service.url}/plain` }
-}
-
-function applications(tier: Tier, id: string): number {
-  const c = service.counts()
-  return (tier === 1 ? c.idempotent : c.plain)[id] ?? 0
-}
-
-const stores: [string, () => StoreConfig][] = [
-  ['sqlite', () => ({ kind: 'sqlite', path: join(dir, 'journal.db') })],
-  ['postgres', () => ({ kind: 'postgres', url: pgDb.url, schema: 'interlock' })],
-]
+const rig = pointRig('interlock-crash-branches')
+const { targetFor, applications, stores } = rig
 
 describe.each(stores)('crash points off the straight path, on %s', (storeName, storeConfig) => {
   beforeAll(async () => {
@@ -88,14 +56,14 @@ describe.each(stores)('crash points off the straight path, on %s', (storeName, s
     const id = toEffect(input).id
     const rules = b.held ? [{ name: 'big-charges', target: 'svc', when: [{ arg: 'amount', above: '500.00' }], quorum: 1, releaseTtlMs: 3_600_000 }] : undefined
     const plan: ChildPlan = { store: storeConfig(), targets, effects: [input], rules }
-    const planFile = join(dir, `${storeName}-${b.point}-${b.tier}.json`)
+    const planFile = join(rig.dir, `${storeName}-${b.point}-${b.tier}.json`)
     writeFileSync(planFile, JSON.stringify(plan))
-    if (b.fault) service.setFault(b.fault, { times: 1 })
+    if (b.fault) rig.service.setFault(b.fault, { times: 1 })
 
     const child = await runTsChild('test/crash/submit-child.ts', [planFile], { [CRASH_ENV]: b.point })
-    service.clearFaults()
+    rig.service.clearFaults()
     expect(child.signal, child.stderr).toBe('SIGKILL')
-    expect((service.requests().filter((r) => r.effectId === id)).length).toBe(b.held ? 0 : 1)
+    expect((rig.service.requests().filter((r) => r.effectId === id)).length).toBe(b.held ? 0 : 1)
 
     const store = await openStore(storeConfig())
     const gate = new Gate({ store, targets: createTargets(targets).values(), retry: { maxAttempts: 3, backoffMs: 10 } })
@@ -106,7 +74,7 @@ describe.each(stores)('crash points off the straight path, on %s', (storeName, s
       expect((await store.get(id))!.state).toBe(b.state)
       expect(applications(b.tier, id)).toBe(b.applied)
       // Nothing was sent again: the only request for the effect is the child's.
-      expect((service.requests().filter((r) => r.effectId === id)).length).toBe(b.held ? 0 : 1)
+      expect((rig.service.requests().filter((r) => r.effectId === id)).length).toBe(b.held ? 0 : 1)
       const violations = await checkInvariants(store, {
         effects: [{ effectId: id, tier: b.tier, stale: false }],
         applications: (e) => applications(b.tier, e),

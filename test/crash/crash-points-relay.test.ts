@@ -10,14 +10,12 @@
  * after-apply (the window tier 2 queries and tier 3 cannot close) and
  * after-committed. Inline mode's points are in crash-points.test.ts.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { StoreConfig, TargetConfig } from '../../src/core/config/types.js'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { CRASH_ENV, type CrashPoint } from '../../src/core/crash-points.js'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
-import { toEffect, type Tier } from '../../src/core/effect.js'
+import { toEffect } from '../../src/core/effect.js'
 import { Outbox } from '../../src/core/outbox/outbox.js'
 import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
 import { Relay } from '../../src/core/relay/relay.js'
@@ -25,45 +23,14 @@ import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { createTargets } from '../../src/core/targets/registry.js'
 import { runTsChild } from '../helpers/child.js'
-import { startHttpService, type HttpService } from '../helpers/http-service.js'
-import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 import { checkInvariants, verifyJournal } from './invariants.js'
+import { pointRig, TIERS } from './point-rig.js'
 import type { ChildPlan } from './submit-child.js'
 
 export const RELAY_POINTS: CrashPoint[] = ['after-dispatched', 'after-apply', 'after-committed']
-const TIERS: Tier[] = [1, 2, 3]
 
-let dir: string
-let service: HttpService
-let pgDb: TestDatabase
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'interlock-crash-relay-'))
-  service = await startHttpService()
-  pgDb = await createTestDatabase()
-})
-afterAll(async () => {
-  await service?.close()
-  await pgDb?.drop()
-  rmSync(dir, { recursive: true, force: true })
-})
-
-function targetFor(tier: Tier): TargetConfig {
-  const base = { type: 'http' as const, method: 'POST' as const, headers: {}, timeoutMs: 5000, connectTimeoutMs: 2000 }
-  if (tier === 1) return { ...base, tier, url: `${service.url}/idempotent` }
-  if (tier === 2) return { ...base, tier, url: `${service.url}/plain`, queryUrl: `${service.url}/applied/{effect_id}` }
-  return { ...base, tier, url: `${service.url}/plain` }
-}
-
-function applications(tier: Tier, id: string): number {
-  const c = service.counts()
-  return (tier === 1 ? c.idempotent : c.plain)[id] ?? 0
-}
-
-const stores: [string, () => StoreConfig][] = [
-  ['sqlite', () => ({ kind: 'sqlite', path: join(dir, 'journal.db') })],
-  ['postgres', () => ({ kind: 'postgres', url: pgDb.url, schema: 'interlock' })],
-]
+const rig = pointRig('interlock-crash-relay')
+const { targetFor, applications, stores } = rig
 
 describe.each(stores)('relay crash points on %s', (storeName, storeConfig) => {
   beforeAll(async () => {
@@ -76,7 +43,7 @@ describe.each(stores)('relay crash points on %s', (storeName, storeConfig) => {
       const input = { thread: `relay-crash-${storeName}-${tier}-${point}`, target: 'svc', action: 'charge', args: { amount: '1.00' } }
       const id = toEffect(input).id
       const plan: ChildPlan = { store: storeConfig(), targets, effects: [input] }
-      const planFile = join(dir, `relay-${storeName}-${tier}-${point}.json`)
+      const planFile = join(rig.dir, `relay-${storeName}-${tier}-${point}.json`)
       writeFileSync(planFile, JSON.stringify(plan))
 
       const child = await runTsChild('test/crash/relay-child.ts', [planFile], { [CRASH_ENV]: point })
