@@ -24,6 +24,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 
 interface Row {
   id: string
+  family: string
   status: 'pass' | 'warn' | 'fail'
   detail: string
   fix?: string

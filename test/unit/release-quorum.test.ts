@@ -37,7 +37,7 @@ function statement(operator: string, over: Partial<ReleaseStatement> = {}): Rele
     ...over,
   }
 }
-const signed = (operator: string, over: Partial<ReleaseStatement> = {}, signer = operator): Signed =>
+const signed = (operator: string, over: Partial<ReleaseStatement> = {}, signer = operator): Signed<ReleaseStatement> =>
   signStatement(statement(operator, over), keys[signer]!.seed)
 
 const check = (statements: Signed[], h = held) => releaseQuorum(h, statements, operators, policy, NOW)

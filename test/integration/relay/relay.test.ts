@@ -62,7 +62,7 @@ describe.each(stores)('relay on %s', (_name, config) => {
     for (const t of targets) for (const [id, count] of t.applied) expect(count, id).toBe(1)
     const history = await store.history(handles[0]!.effectId)
     expect(history.map((h) => h.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
-    const sig = history[3]!.data.relaySignature as { relay: string; publicKey: string; signature: string; statement: RelayReceiptStatement }
+    const sig = history[3]!.data.relaySignature as unknown as { relay: string; publicKey: string; signature: string; statement: RelayReceiptStatement }
     expect(sig).toMatchObject({ relay: 'r1', publicKey: key.publicKey, statement: { kind: 'receipt', effectId: handles[0]!.effectId } })
     expect(verifyStatement(sig.statement, sig.signature, key.publicKey)).toBe(true)
     expect(verifyStatement({ ...sig.statement, effectId: handles[1]!.effectId }, sig.signature, key.publicKey)).toBe(false)
