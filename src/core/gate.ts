@@ -20,6 +20,12 @@ export interface GateOptions {
   policy?: Policy
   retry?: Partial<RetryOptions>
   sleep?: (ms: number) => Promise<void>
+  /**
+   * For callers that work under leases (reconcile-effects): whether this
+   * process still holds the effect. Asked before every apply and by the
+   * target right before its write (targets/fence.ts); false sends nothing.
+   */
+  stillHeld?: (effectId: string) => boolean
 }
 
 export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, backoffMs: 200 }
@@ -36,6 +42,7 @@ export class Gate {
       policy: opts.policy ?? allowAll,
       retry: { ...DEFAULT_RETRY, ...opts.retry },
       sleep: opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      stillHeld: opts.stillHeld,
     }
     for (const t of opts.targets ?? []) this.register(t)
   }

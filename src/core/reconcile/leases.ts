@@ -13,9 +13,14 @@
  * held effects that wait for operators are given back before any work starts,
  * and an operator's release never needs a lease.
  *
- * Limitation: reconcile's own journal writes do not carry its fencing token
- * (the inline gate writes unfenced), so its lease is long (LEASE_MS) rather
- * than renewed; a reconcile stalled past it could overlap a relay.
+ * Reconcile's lease is long (LEASE_MS) rather than renewed, and its journal
+ * writes do not carry its fencing token (the inline gate writes unfenced).
+ * What keeps a reconcile stalled past its lease (a stopped cron job) from
+ * sending what a relay has taken over since is `live`: the same check a
+ * relay makes, asked before every apply and by the target right before its
+ * write (targets/fence.ts), against a deadline taken from the monotonic clock
+ * before the claim was sent. Its late journal writes can still land, as an
+ * inline gate's would; they cannot make the target apply twice.
  */
 import { hostname } from 'node:os'
 import type { EffectSnapshot } from '../effect.js'
@@ -34,11 +39,18 @@ export interface ReconcileClaims {
   giveBack(ids: Iterable<string>): Promise<void>
   /** Gives back every lease still held. */
   releaseAll(): Promise<void>
+  /** True while the effect's lease is ours by the local, conservative deadline. */
+  live(effectId: string): boolean
 }
 
-export async function claimForReconcile(store: Store): Promise<ReconcileClaims> {
+/** Margin kept between the local deadline and the store's expiry. */
+const MARGIN_MS = 60_000
+
+export async function claimForReconcile(store: Store, monotonic: () => number = () => performance.now()): Promise<ReconcileClaims> {
   const relay = `reconcile-effects:${hostname()}:${process.pid}`
   const held = new Map<string, LeaseRef>()
+  // Taken before the claims are sent, so the local deadline always runs out before the store's.
+  const deadline = monotonic() + LEASE_MS - MARGIN_MS
   // Two claims, so the ready one keeps using the store's partial index of ready effects.
   for (const states of [READY_STATES, ['HELD'] as const]) {
     for (const c of await store.claim({ relay, limit: CLAIM_ALL, leaseMs: LEASE_MS, states })) {
@@ -55,5 +67,6 @@ export async function claimForReconcile(store: Store): Promise<ReconcileClaims> 
     heldIds: () => [...held.keys()],
     giveBack,
     releaseAll: () => giveBack([...held.keys()]),
+    live: (id) => held.has(id) && monotonic() < deadline,
   }
 }

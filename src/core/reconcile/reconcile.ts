@@ -52,6 +52,8 @@ export interface ReconcileOptions {
   skip?: (snap: EffectSnapshot) => boolean | Promise<boolean>
   onProgress?: (done: number, total: number) => void
   now?: () => number
+  /** The clock of reconcile's lease deadline (default performance.now); it keeps running while the process is stopped. */
+  monotonic?: () => number
 }
 
 export interface ReconcileResult {
@@ -80,11 +82,19 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
       unfinished: 0,
     }
   }
-  const gate = new Gate({ store: opts.store, targets: opts.targets, policy: opts.policy, retry: opts.retry, sleep: opts.sleep })
   // A dry run writes nothing, leases included: it may list effects a live relay is working on.
   let claims: ReconcileClaims | undefined
+  const gate = new Gate({
+    store: opts.store,
+    targets: opts.targets,
+    policy: opts.policy,
+    retry: opts.retry,
+    sleep: opts.sleep,
+    // Sends only while its lease is live (leases.ts); a dry run applies nothing.
+    stillHeld: (id) => !claims || claims.live(id),
+  })
   try {
-    claims = opts.dryRun ? undefined : await claimForReconcile(opts.store)
+    claims = opts.dryRun ? undefined : await claimForReconcile(opts.store, opts.monotonic)
     const skip = opts.skip
     const report = await gate.recover({
       olderThanMs: opts.olderThanMs,
