@@ -9,9 +9,9 @@ import type { AddressInfo } from 'node:net'
 import { Agent } from 'undici'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { toEffect } from '../../../src/core/effect.js'
-import { DispatchFault } from '../../../src/core/errors.js'
 import { HttpClient, HttpTarget } from '../../../src/core/targets/http/index.js'
 import { Transport } from '../../../src/core/targets/s3/transport.js'
+import { dispatchFault } from '../../helpers/dispatch-fault.js'
 
 const received: string[] = []
 let server: http.Server
@@ -39,14 +39,7 @@ beforeEach(() => {
 
 const settings = { timeoutMs: 3000, connectTimeoutMs: 1000 }
 
-async function fault(p: Promise<unknown>): Promise<DispatchFault> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  )
-  expect(e).toBeInstanceOf(DispatchFault)
-  return e as DispatchFault
-}
+const fault = dispatchFault
 
 describe('the fence, asked right before the request is written', () => {
   it('a fence that says no sends nothing, also on a kept-alive connection', async () => {

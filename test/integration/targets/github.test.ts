@@ -9,6 +9,7 @@ import type { ApplyContext } from '../../../src/core/targets/target.js'
 import type { FaultMode } from '../../emulators/emulator.js'
 import { GithubEmulator } from '../../emulators/github.js'
 import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
+import { dispatchFault } from '../../helpers/dispatch-fault.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
 const THREAD = 'agent-1'
@@ -45,11 +46,7 @@ function sent(method: string, fragment: string): number {
 }
 
 async function fault(p: Promise<unknown>): Promise<DispatchFault> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  )
-  expect(e).toBeInstanceOf(DispatchFault)
+  const e = await dispatchFault(p)
   expect(JSON.stringify({ m: (e as Error).message, j: (e as DispatchFault).toJSON() })).not.toContain(gh.token)
   return e as DispatchFault
 }

@@ -7,6 +7,7 @@ import { ConfigError, DispatchFault, TargetError } from '../../../src/core/error
 import { HttpTarget, type HttpTargetSettings } from '../../../src/core/targets/http/index.js'
 import type { ApplyContext } from '../../../src/core/targets/target.js'
 import { startHttpService, type HttpService } from '../../helpers/http-service.js'
+import { dispatchFault } from '../../helpers/dispatch-fault.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
 const SECRET = 'sk_live_51ThisIsASecretToken'
@@ -39,11 +40,7 @@ function effect(args: JsonObject = { amount: 5 }, action = 'refund', premises?: 
 }
 
 async function fault(p: Promise<unknown>): Promise<DispatchFault> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  )
-  expect(e).toBeInstanceOf(DispatchFault)
+  const e = await dispatchFault(p)
   const f = e as DispatchFault
   // Header values never reach an error, whatever the service answered.
   expect(`${f.message} ${f.hint ?? ''} ${JSON.stringify(f.toJSON())}`).not.toContain(SECRET)

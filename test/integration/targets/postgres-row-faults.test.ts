@@ -15,6 +15,7 @@ import type { ApplyContext } from '../../../src/core/targets/target.js'
 import { ACCOUNT, createOrdersDb, HOLD_KEY, waitForRow, type OrdersDb } from '../../helpers/orders-db.js'
 import { startPgCommitProxy, type PgCommitProxy } from '../../helpers/pg-commit-proxy.js'
 import { sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
+import { dispatchFault } from '../../helpers/dispatch-fault.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
 const ARGS = { order_id: 'o-1', account_id: ACCOUNT, amount: '12.50' }
@@ -52,11 +53,7 @@ async function captured(t: PostgresRowTarget): Promise<Effect> {
 }
 
 async function fault(p: Promise<unknown>): Promise<DispatchFault> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  )
-  expect(e).toBeInstanceOf(DispatchFault)
+  const e = await dispatchFault(p)
   const f = e as DispatchFault
   expect(`${f.message} ${f.hint ?? ''} ${JSON.stringify(f.toJSON())}`).not.toContain('interlock-test')
   return f

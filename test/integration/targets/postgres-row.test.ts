@@ -13,6 +13,7 @@ import { PostgresRowTarget, type PostgresRowTargetSettings } from '../../../src/
 import type { ApplyContext } from '../../../src/core/targets/target.js'
 import { ACCOUNT, createOrdersDb, type OrdersDb } from '../../helpers/orders-db.js'
 import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
+import { dispatchFault } from '../../helpers/dispatch-fault.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
 const ARGS = { order_id: 'o-1', account_id: ACCOUNT, amount: '12.50' }
@@ -51,11 +52,7 @@ async function effectWithPremises(t: PostgresRowTarget, args: JsonObject = ARGS,
 }
 
 async function fault(p: Promise<unknown>): Promise<DispatchFault> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  )
-  expect(e).toBeInstanceOf(DispatchFault)
+  const e = await dispatchFault(p)
   const f = e as DispatchFault
   // The password is in the URL; it never reaches a message.
   expect(`${f.message} ${f.hint ?? ''} ${JSON.stringify(f.toJSON())}`).not.toContain('interlock-test')

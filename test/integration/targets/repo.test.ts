@@ -4,10 +4,11 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { toEffect, type Effect } from '../../../src/core/effect.js'
-import { DispatchFault, InputError } from '../../../src/core/errors.js'
+import { InputError } from '../../../src/core/errors.js'
 import { RepoTarget } from '../../../src/core/targets/repo/index.js'
 import type { ApplyContext } from '../../../src/core/targets/target.js'
 import { tempRepo, type TempRepo } from '../../helpers/git-repo.js'
+import { dispatchFault } from '../../helpers/dispatch-fault.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
 const repos: TempRepo[] = []
@@ -28,14 +29,7 @@ function effect(action: string, args: Record<string, unknown>, extra: Partial<Ef
   return { ...toEffect({ thread: 't1', target: 'repo', action, args: args as never }), ...extra }
 }
 
-async function fault(p: Promise<unknown>): Promise<DispatchFault> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  )
-  expect(e).toBeInstanceOf(DispatchFault)
-  return e as DispatchFault
-}
+const fault = dispatchFault
 
 describe('RepoTarget apply and query', () => {
   it('commits a write with the effect trailer that git itself parses, and query finds it', async () => {

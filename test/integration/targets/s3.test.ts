@@ -11,6 +11,7 @@ import type { ApplyContext } from '../../../src/core/targets/target.js'
 import type { FaultMode } from '../../emulators/emulator.js'
 import { S3Emulator } from '../../emulators/s3.js'
 import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
+import { dispatchFault } from '../../helpers/dispatch-fault.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
 const THREAD = 'agent-1'
@@ -61,11 +62,7 @@ function puts(): number {
 }
 
 async function fault(p: Promise<unknown>): Promise<DispatchFault> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  )
-  expect(e).toBeInstanceOf(DispatchFault)
+  const e = await dispatchFault(p)
   const text = JSON.stringify({ m: (e as Error).message, j: (e as DispatchFault).toJSON() })
   expect(text).not.toContain(s3.secretAccessKey)
   expect(text).not.toContain(s3.accessKeyId)

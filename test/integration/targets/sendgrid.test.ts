@@ -11,6 +11,7 @@ import { SendgridMailTarget } from '../../../src/core/targets/sendgrid/index.js'
 import type { FaultMode } from '../../emulators/emulator.js'
 import { SendgridEmulator } from '../../emulators/sendgrid.js'
 import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
+import { dispatchFault } from '../../helpers/dispatch-fault.js'
 
 const KEY = 'SG.interlock-emulator.ThisKeyMustNeverLeakIntoAnything'
 const first = { attempt: 1, recovering: false }
@@ -50,11 +51,7 @@ const input = (args: JsonObject, premises?: JsonObject) => ({ thread: 'order-7',
 const posts = () => sendgrid.requests.filter((r) => r.method === 'POST')
 
 async function fault(p: Promise<unknown>): Promise<DispatchFault> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  )
-  expect(e).toBeInstanceOf(DispatchFault)
+  const e = await dispatchFault(p)
   expect(JSON.stringify({ m: (e as Error).message, j: (e as DispatchFault).toJSON() })).not.toContain(KEY)
   return e as DispatchFault
 }

@@ -10,6 +10,7 @@ import { SlackMessageTarget } from '../../../src/core/targets/slack/index.js'
 import type { FaultMode } from '../../emulators/emulator.js'
 import { SlackEmulator } from '../../emulators/slack.js'
 import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
+import { dispatchFault } from '../../helpers/dispatch-fault.js'
 
 const TOKEN = 'xoxb-1111-2222-InterlockTokenThatMustNeverLeak'
 const first = { attempt: 1, recovering: false }
@@ -45,11 +46,7 @@ const input = (args: JsonObject, premises?: JsonObject, action = 'post') => ({ t
 const posts = () => slack.requests.filter((r) => r.path === '/api/chat.postMessage')
 
 async function fault(p: Promise<unknown>): Promise<DispatchFault> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  )
-  expect(e).toBeInstanceOf(DispatchFault)
+  const e = await dispatchFault(p)
   expect(JSON.stringify({ m: (e as Error).message, j: (e as DispatchFault).toJSON() })).not.toContain(TOKEN)
   return e as DispatchFault
 }

@@ -11,6 +11,7 @@ import { StripeRefundTarget } from '../../../src/core/targets/stripe/index.js'
 import type { FaultMode } from '../../emulators/emulator.js'
 import { StripeEmulator } from '../../emulators/stripe.js'
 import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
+import { dispatchFault } from '../../helpers/dispatch-fault.js'
 
 const KEY = 'sk_test_51InterlockEmulatorKeyThatMustNeverLeak'
 const first = { attempt: 1, recovering: false }
@@ -47,11 +48,7 @@ const input = (args: JsonObject, premises?: JsonObject) => ({ thread: 'order-7',
 const posts = () => stripe.requests.filter((r) => r.method === 'POST')
 
 async function fault(p: Promise<unknown>): Promise<DispatchFault> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  )
-  expect(e).toBeInstanceOf(DispatchFault)
+  const e = await dispatchFault(p)
   expect(JSON.stringify({ m: (e as Error).message, j: (e as DispatchFault).toJSON() })).not.toContain(KEY)
   return e as DispatchFault
 }
