@@ -74,6 +74,27 @@ export function recordData(req: AppendRequest): JsonObject {
   return req.from === null ? { ...req.data, effect: effectJson(req.effect as Effect), tier: req.tier! } : req.data
 }
 
+/** A request's record data, its canonical text, and for a proposal the effect's canonical text. */
+export interface RequestTexts {
+  data: JsonObject
+  dataText: string
+  /** Proposals only: what the effect row stores, the same bytes the record's text holds. */
+  effectText?: string
+}
+
+/**
+ * recordData and its canonical text. A proposal's effect is serialised once,
+ * for its record and its row: when the record data is exactly `{ effect, tier }`
+ * its text is those two members in key order around the effect's text.
+ */
+export function requestTexts(req: AppendRequest): RequestTexts {
+  const data = recordData(req)
+  if (req.from !== null) return { data, dataText: canonicalJson(data) }
+  const effectText = canonicalJson(effectJson(req.effect as Effect))
+  const dataText = onlyEffectAndTier(req.data) ? `{"effect":${effectText},"tier":${JSON.stringify(req.tier!)}}` : canonicalJson(data)
+  return { data, dataText, effectText }
+}
+
 /**
  * @param current effects as read inside the transaction (only those in `heads`' journals count)
  * @param heads   heads of the journals locked for this transaction
@@ -118,16 +139,8 @@ export function planAppend(
     const journal = effect.thread
     const head = newHeads.get(journal) ?? heads.get(journal)
     if (!head) throw new Error(`planAppend: journal ${journal} was not locked`)
-    const data = recordData(req)
-    let dataText: string
-    if (snap) {
-      dataText = canonicalJson(data)
-    } else {
-      // A proposal (compare-and-set found no effect): serialise the effect once, for its record and its row.
-      const effectText = canonicalJson(effectJson(effect))
-      dataText = onlyEffectAndTier(req.data) ? `{"effect":${effectText},"tier":${JSON.stringify(tier)}}` : canonicalJson(data)
-      effectTexts.set(req.effectId, effectText)
-    }
+    const { data, dataText, effectText } = requestTexts(req)
+    if (effectText !== undefined) effectTexts.set(req.effectId, effectText)
     const seq = head.seq + 1
     const base = { journal, seq, effectId: req.effectId, state: req.to, at, data, prevHash: head.hash }
     const record: JournalRecord = { ...base, hash: recordHash({ ...base, data: dataText }) }
@@ -156,12 +169,7 @@ export function planAppend(
   return { results, records, effects, heads: newHeads }
 }
 
-/**
- * True when a proposal's record data is exactly `{ effect, tier }` (the gate
- * proposes with those two keys, which recordData overwrites): its canonical
- * text is then those two members in key order around the effect's canonical
- * text, which the effect row stores too, so the effect is serialised once.
- */
+/** True when a proposal's record data is exactly `{ effect, tier }` (the gate proposes with those two keys, which recordData overwrites). */
 function onlyEffectAndTier(data: JsonObject): boolean {
   for (const k in data) if (k !== 'effect' && k !== 'tier') return false
   return true

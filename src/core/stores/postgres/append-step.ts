@@ -10,9 +10,8 @@
  * connection: `current` is what another writer left there, as the port says.
  */
 import type pg from 'pg'
-import { canonicalJson } from '../../canonical-json.js'
 import { StoreError } from '../../errors.js'
-import { effectJson, recordData } from '../append-plan.js'
+import { requestTexts } from '../append-plan.js'
 import { GENESIS_HASH, type AppendRequest, type AppendResult } from '../store.js'
 import { notifyChannels } from './notify.js'
 import { toSnapshot, type EffectRow } from './rows.js'
@@ -21,8 +20,7 @@ import type { PgStatements } from './statements.js'
 const HASH_HEX = 64
 
 export async function appendStep(client: pg.ClientBase, sql: PgStatements, r: AppendRequest, at: string, schema: string): Promise<AppendResult> {
-  const data = recordData(r)
-  const dataText = canonicalJson(data)
+  const { data, dataText, effectText } = requestTexts(r)
   const p = r.from === null ? r.effect! : undefined
   // A named statement: each pooled connection parses it once, not on every append.
   const { rows } = await client.query<{ r: string | null }>({
@@ -37,7 +35,7 @@ export async function appendStep(client: pg.ClientBase, sql: PgStatements, r: Ap
       p?.target ?? null,
       p?.action ?? null,
       p ? r.tier! : null,
-      p ? canonicalJson(effectJson(p)) : null,
+      effectText ?? null,
       r.lease?.relay ?? null,
       r.lease?.token ?? null,
       notifyChannels([r.to])[0] ?? null,

@@ -8,9 +8,8 @@
  * record wakes) and maps the answer back to the port's results.
  */
 import type pg from 'pg'
-import { canonicalJson } from '../../canonical-json.js'
 import { StoreError } from '../../errors.js'
-import { effectJson, recordData } from '../append-plan.js'
+import { requestTexts } from '../append-plan.js'
 import { GENESIS_HASH, type AppendRequest, type AppendResult } from '../store.js'
 import { appendStep } from './append-step.js'
 import { notifyChannels } from './notify.js'
@@ -41,8 +40,7 @@ export async function appendBatch(
   schema: string,
 ): Promise<AppendResult[]> {
   if (requests.length === 1) return [await appendStep(client, sql, requests[0]!, at, schema)]
-  const data = requests.map(recordData)
-  const dataText = data.map((d) => canonicalJson(d))
+  const texts = requests.map(requestTexts)
   const proposal = (r: AppendRequest) => (r.from === null ? r.effect! : undefined)
   // A named statement: each pooled connection parses it once, not on every append.
   const { rows } = await client.query<AppendRow>({
@@ -52,12 +50,12 @@ export async function appendBatch(
       requests.map((r) => r.effectId),
       requests.map((r) => r.from),
       requests.map((r) => r.to),
-      dataText,
+      texts.map((t) => t.dataText),
       requests.map((r) => proposal(r)?.thread ?? null),
       requests.map((r) => proposal(r)?.target ?? null),
       requests.map((r) => proposal(r)?.action ?? null),
       requests.map((r) => (r.from === null ? r.tier! : null)),
-      requests.map((r) => (r.from === null ? canonicalJson(effectJson(r.effect!)) : null)),
+      texts.map((t) => t.effectText ?? null),
       requests.map((r) => r.lease?.relay ?? null),
       requests.map((r) => r.lease?.token ?? null),
       requests.map((r) => notifyChannels([r.to])[0] ?? null),
@@ -83,7 +81,7 @@ export async function appendBatch(
         effectId: req.effectId,
         state: req.to,
         at,
-        data: data[i]!,
+        data: texts[i]!.data,
         prevHash: row.prev_hash!,
         hash: row.hash!,
       },
