@@ -1,6 +1,6 @@
 /**
  * Sending a DISPATCHED effect to its target, and deciding by tier what a
- * fault on the wire means (DESIGN.md, "Lifecycle and journal"):
+ * fault on the wire means (docs/design.md, "Faults on the wire"):
  * - not sent (connection refused before writing), or "retry later": resend;
  * - outcome unknown (timeout, reset, 5xx): tier 1 resends with the same key,
  *   tier 2 asks the target first, tier 3 becomes AMBIGUOUS and is never resent;

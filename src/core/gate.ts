@@ -111,7 +111,7 @@ export class Gate {
   }
 
   /**
-   * Finishes what a crash interrupted (DESIGN.md's recovery table), in one
+   * Finishes what a crash interrupted (docs/design.md's recovery table), in one
    * journal read. Options narrow it for a sweep of a shared store
    * (reconcile-effects): grace period, limit, concurrency, dry run, filter.
    */

@@ -1,6 +1,6 @@
 /**
  * Recovery after a crash: one journal read (store.scanInFlight, which also
- * verifies the chain), then DESIGN.md's table for each effect found:
+ * verifies the chain), then docs/design.md's table for each effect found:
  *
  * | found      | tier 1                 | tier 2                              | tier 3    |
  * |------------|------------------------|-------------------------------------|-----------|

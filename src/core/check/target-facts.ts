@@ -1,7 +1,7 @@
 /**
  * What each target type needs and guarantees, for the targets family:
  * which config keys hold its credentials, and what its tier rests on when a
- * probe cannot tell more (DESIGN.md, "Effect targets and tiers").
+ * probe cannot tell more (docs/design.md, "Targets and tiers").
  */
 import type { TargetConfig } from '../config/types.js'
 import type { CheckStatus } from './types.js'

@@ -1,6 +1,6 @@
 /**
  * `interlock reconcile-effects`: a DBA's sweep of a store for effects left in
- * flight past a grace period, resolved by DESIGN.md's recovery table (the one
+ * flight past a grace period, resolved by docs/design.md's recovery table (the one
  * in recovery.ts: tier 1 re-applied with the same key, tier 2 queried then
  * committed or re-applied, tier 3 marked AMBIGUOUS and never re-sent).
  *

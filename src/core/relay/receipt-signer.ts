@@ -1,6 +1,6 @@
 /**
- * Signs COMMITTED receipts with the relay's key (DESIGN.md: "COMMITTED
- * receipts are signed by the relay's key"), as crypto/statements.ts's
+ * Signs COMMITTED receipts with the relay's key (docs/design.md, "Signed
+ * statements"), as crypto/statements.ts's
  * RelayReceiptStatement over crypto/sign.ts's exact bytes, so
  * verifyStatement checks it like any other statement.
  *

@@ -3,7 +3,7 @@
  * by several relays. Each append batch is one transaction, one call (appendBatch);
  * reads that must agree with each other run in one REPEATABLE READ snapshot.
  *
- * Failure handling (DESIGN.md: nothing is dispatched before DISPATCHED is
+ * Failure handling (docs/design.md: nothing is dispatched before DISPATCHED is
  * durable): a connection that fails, or a COMMIT whose answer never came,
  * rejects with StoreUnavailableError; the gate then dispatches nothing.
  */

@@ -5,7 +5,7 @@
  * - synchronous=FULL: in WAL mode the default (NORMAL) can lose the last
  *   commits on power loss, which would let a DISPATCHED record vanish after
  *   the effect went out. The setting is read back, and a connection that did
- *   not take it is refused (DESIGN.md: nothing is dispatched before DISPATCHED
+ *   not take it is refused (docs/design.md: nothing is dispatched before DISPATCHED
  *   is durable).
  * - busy_timeout: writers from other processes queue instead of failing.
  */

@@ -1,6 +1,6 @@
 /**
- * Rows in a PostgreSQL table as a tier-2 effect target (DESIGN.md, "Effect
- * targets and tiers").
+ * Rows in a PostgreSQL table as a tier-2 effect target (docs/design.md,
+ * "Targets and tiers").
  *
  * apply (action "insert"), in one transaction: premise_sql re-run with FOR
  * UPDATE appended and compared with the captured rows (a change → rollback

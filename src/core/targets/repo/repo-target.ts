@@ -8,7 +8,7 @@
  * query: look for that trailer in the branch's history.
  *
  * Within apply, under the repository's in-process lock, the premises are
- * checked once more (a premise pushed down to the target, DESIGN.md) so that a
+ * checked once more (a premise pushed down to the target, docs/design.md) so that a
  * second effect on the same repository cannot slip in between the gate's
  * check and this commit. Recovery's re-apply skips that check, as the gate
  * does: the world it would see may contain this very effect's half-made edit.

@@ -1,7 +1,7 @@
 /**
  * Slack messages, tier 3: `POST /api/chat.postMessage` (JSON, Bearer token).
  *
- * Slack has no idempotency key, and search is eventual and unreliable (DESIGN.md),
+ * Slack has no idempotency key, and search is eventual and unreliable (docs/design.md),
  * so a post that may have landed is never resent: the gate makes one in
  * flight at a crash, or with an unknown outcome, AMBIGUOUS. answers.ts says
  * what each answer means. A post is undone by `chat.delete` with the channel
