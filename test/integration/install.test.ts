@@ -190,7 +190,7 @@ describe('install on PostgreSQL', () => {
     const config = pgConfig()
     const sql = installSql('postgres', config.schema)
     for (const ddl of [
-      `CREATE SCHEMA IF NOT EXISTS "${config.schema}"`,
+      `CREATE SCHEMA "${config.schema}"`,
       `CREATE TABLE "${config.schema}".effects`,
       `CREATE TABLE "${config.schema}".journal_records`,
       `CREATE TABLE "${config.schema}".journals`,

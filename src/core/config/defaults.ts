@@ -8,6 +8,7 @@ import type { InterlockConfig } from './types.js'
 export const DEFAULTS = {
   sqlitePath: './interlock.db',
   postgresSchema: 'interlock',
+  postgresAccess: 'full' as const,
   maxAttempts: 5,
   backoffMs: 200,
   repoBranch: 'main',

@@ -23,6 +23,7 @@ export function normalizeStore(raw: Table | undefined, dir: string): StoreConfig
       kind: 'postgres',
       url: raw.url as string,
       schema: (raw.schema as string | undefined) ?? DEFAULTS.postgresSchema,
+      access: (raw.access as 'full' | 'agent' | undefined) ?? DEFAULTS.postgresAccess,
     }
   }
   return { kind: 'sqlite', path: resolvePath(dir, (raw?.path as string | undefined) ?? DEFAULTS.sqlitePath) }

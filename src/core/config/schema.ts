@@ -59,6 +59,11 @@ const postgresStore = {
       patternErrorMessage: 'must be a lower-case SQL identifier (letters, digits, _; at most 63 characters)',
       description: 'PostgreSQL schema holding Interlock\'s tables. Default "interlock".',
     },
+    access: {
+      enum: ['full', 'agent'],
+      description:
+        'What the database role in `url` is granted (README, "Database roles and grants"). "agent": it only proposes effects and reads its own (an agent\'s outbox; every other operation is refused). "full" (default): relays, operators and read-only tools, each limited by its own grants.',
+    },
   },
 } as const
 

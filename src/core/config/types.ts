@@ -18,6 +18,11 @@ export interface PostgresStoreConfig {
   url: string
   /** Schema holding Interlock's tables (default "interlock"). */
   schema: string
+  /**
+   * What the database role may do (default "full"): "agent" only proposes
+   * and reads its own effects, through the schema's propose() and own_* views.
+   */
+  access?: 'full' | 'agent'
 }
 
 export type StoreConfig = SqliteStoreConfig | PostgresStoreConfig

@@ -15,7 +15,8 @@
  *
  * Failure: if the batch's transaction fails, every caller in it is rejected
  * with the same error (nothing of the batch was written). A caller's own bug
- * (an illegal transition) is found before it joins a batch and fails only it.
+ * (an illegal transition, or a request the store refuses: Store.checkAppend)
+ * is found before it joins a batch and fails only it.
  */
 import { StoreError } from '../errors.js'
 import { validateAppendRequests } from './append-plan.js'
@@ -69,13 +70,16 @@ class GroupCommitStore implements Store {
     this.maxBatch = Math.max(1, options.maxBatch ?? 1000)
     this.schedule = options.schedule ?? ((flush) => setImmediate(flush))
     if (inner.subscribe) this.subscribe = (event, listener) => inner.subscribe!(event, listener)
+    if (inner.checkAppend) this.checkAppend = (requests) => inner.checkAppend!(requests)
   }
 
   subscribe?: Store['subscribe']
+  checkAppend?: Store['checkAppend']
 
   async append(requests: AppendRequest[]): Promise<AppendResult[]> {
     if (this.closed) throw new StoreError('the store is closed')
     validateAppendRequests(requests)
+    this.inner.checkAppend?.(requests)
     if (requests.length === 0) return []
     return new Promise<AppendResult[]>((resolve, reject) => {
       this.queue.push({ requests, resolve, reject })

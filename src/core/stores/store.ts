@@ -156,6 +156,15 @@ export interface Store {
    */
   append(requests: AppendRequest[]): Promise<AppendResult[]>
 
+  /**
+   * What this store refuses whatever the journal holds (a PostgreSQL store
+   * opened with agent access takes proposals only): throws before any I/O.
+   * The group-commit decorator asks it per caller, like the lifecycle check,
+   * so one caller's refused request never fails another's batch. Undefined
+   * when the store takes every legal request.
+   */
+  checkAppend?(requests: readonly AppendRequest[]): void
+
   /** The effect's current state, or undefined. */
   get(effectId: string): Promise<EffectSnapshot | undefined>
 

@@ -56,5 +56,13 @@ export function pgError(e: unknown, what: string, where: string, unconfirmed = f
       cause: e,
     })
   }
-  return new StoreError(`${what} on ${where} failed: ${message}${code ? ` (${code})` : ''}`, { context: { code }, cause: e })
+  return new StoreError(`${what} on ${where} failed: ${message}${code ? ` (${code})` : ''}`, {
+    hint: code === INSUFFICIENT_PRIVILEGE ? PRIVILEGE_HINT : undefined,
+    context: { code },
+    cause: e,
+  })
 }
+
+const INSUFFICIENT_PRIVILEGE = '42501'
+const PRIVILEGE_HINT =
+  "The database role in [store] url is not granted this. Each role's grants (agent, relay, operator, read-only) are printed by `interlock install --print-grants`; an agent's outbox needs [store] access = \"agent\"."

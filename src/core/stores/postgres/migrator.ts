@@ -15,9 +15,20 @@ export interface PostgresMigrationRun extends SchemaAssessment {
   applied: Migration[]
 }
 
+/**
+ * The schema, created only when missing: CREATE SCHEMA checks the right to
+ * create schemas in the database before it looks whether the schema exists,
+ * even with IF NOT EXISTS, so an installer a DBA gave a schema of its own
+ * (CREATE SCHEMA ... AUTHORIZATION, `install --print-grants --installer`)
+ * needs no such right.
+ */
 function bootstrap(schema: string): string {
   const q = quoteSchema(schema)
-  return `CREATE SCHEMA IF NOT EXISTS ${q};
+  return `DO $$ BEGIN
+  IF to_regnamespace('${q}') IS NULL THEN
+    CREATE SCHEMA ${q};
+  END IF;
+END $$;
 CREATE TABLE IF NOT EXISTS ${q}.schema_migrations (
   version    integer PRIMARY KEY,
   name       text NOT NULL,

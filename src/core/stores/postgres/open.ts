@@ -32,7 +32,7 @@ export async function openPostgresStore(config: PostgresStoreConfig, options: Op
     } finally {
       client.release()
     }
-    return new PostgresStore(pool, config.schema, { clock: options.clock, where, pageSize: options.pageSize, url: config.url })
+    return new PostgresStore(pool, config.schema, { clock: options.clock, where, pageSize: options.pageSize, url: config.url, access: config.access })
   } catch (e) {
     await pool.end().catch(() => {})
     throw pgError(e, 'opening the store', where)

@@ -25,9 +25,17 @@ const RECORD_COLUMNS = 'journal, seq, effect_id, state, at, data, prev_hash, has
 
 export type PgStatements = ReturnType<typeof statements>
 
-export function statements(schema: string) {
+/**
+ * How a store's database role may use the schema: "full" (relays, operators,
+ * read-only tools: tables, as their grants allow) or "agent" (propose() and
+ * the views of its own effects, schemas/postgres/0012_agent_access.sql).
+ */
+export type PgAccess = 'full' | 'agent'
+
+export function statements(schema: string, access: PgAccess = 'full') {
   const s = quoteSchema(schema)
-  const effects = `${s}.effects`
+  const agent = access === 'agent'
+  const effects = agent ? `${s}.own_effects` : `${s}.effects`
   const records = `${s}.journal_records`
   const journals = `${s}.journals`
   return {
@@ -41,13 +49,20 @@ export function statements(schema: string) {
     // (schemas/postgres/0008_append_step.sql).
     appendStep: `SELECT ${s}.append_step($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::smallint,
                            $9::text, $10::text, $11::bigint, $12::text, $13, $14, $15) AS r`,
+    // Agent access: new effects' PROPOSED records only, one batch per call (0012_agent_access.sql).
+    propose: `SELECT idx, ok, journal, seq, prev_hash, hash, at
+      FROM ${s}.propose($1::text[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[])`,
     effect: `SELECT ${EFFECT_COLUMNS} FROM ${effects} WHERE id = $1`,
-    history: `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor
+    // Agent access reads its own records from a view that carries each one's predecessor hash.
+    history: agent
+      ? `SELECT journal, seq, effect_id, state, at, data, prev_hash, hash, predecessor
+      FROM ${s}.own_records WHERE effect_id = $1 ORDER BY journal, seq`
+      : `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor
       FROM ${records} r LEFT JOIN ${records} p ON p.journal = r.journal AND p.seq = r.seq - 1
       WHERE r.effect_id = $1 ORDER BY r.journal, r.seq`,
     inFlight: `SELECT id, journal, state, last_seq FROM ${effects} WHERE state IN (${stateList(UNSETTLED_STATES)})`,
     // An effect's thread is its journal: its records find it by journal_records' primary key.
-    inThread: (n: number) => `id IN (SELECT effect_id FROM ${records} WHERE journal = $${n})`,
+    inThread: (n: number) => (agent ? `journal = $${n}` : `id IN (SELECT effect_id FROM ${records} WHERE journal = $${n})`),
     heads: `SELECT journal, head_seq, head_hash FROM ${journals} WHERE journal = ANY($1::text[])`,
     journalRecordsPage: `SELECT ${RECORD_COLUMNS} FROM ${records}
       WHERE journal = ANY($1::text[]) AND (journal, seq) > ($2, $3) ORDER BY journal, seq LIMIT $4`,

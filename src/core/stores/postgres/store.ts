@@ -34,8 +34,9 @@ import { claim, heartbeat, leaseStatements, relays, releaseLease, renewLease, ty
 import { NotificationListener } from './notify.js'
 import { appendBatch } from './append.js'
 import { isTransientPgError, pgError } from './errors.js'
+import { assertProposals, proposeBatch } from './propose.js'
 import { toRecord, toSnapshot, type EffectRow, type RecordRow } from './rows.js'
-import { stateList, statements, type PgStatements } from './statements.js'
+import { stateList, statements, type PgAccess, type PgStatements } from './statements.js'
 
 export interface PostgresStoreOptions {
   clock?: Clock
@@ -45,6 +46,13 @@ export interface PostgresStoreOptions {
   where?: string
   /** Connection string for the LISTEN connection; without it the store cannot notify (callers poll). */
   url?: string
+  /**
+   * "agent": the database role may only propose and read its own effects
+   * (schemas/postgres/0012_agent_access.sql): appends take proposals only,
+   * reads see only this role's effects, and what relays and operators do
+   * (claims, leases, heartbeats, whole-journal reads) is refused. Default "full".
+   */
+  access?: PgAccess
 }
 
 export class PostgresStore implements Store {
@@ -55,6 +63,7 @@ export class PostgresStore implements Store {
   private readonly where: string
   private readonly leases: LeaseStatements
   private readonly listener: NotificationListener | null
+  private readonly access: PgAccess
   private closed = false
 
   constructor(
@@ -62,24 +71,32 @@ export class PostgresStore implements Store {
     private readonly schema: string,
     options: PostgresStoreOptions = {},
   ) {
-    this.sql = statements(schema)
+    this.access = options.access ?? 'full'
+    this.sql = statements(schema, this.access)
     this.clock = options.clock ?? systemClock
     this.pageSize = options.pageSize ?? 10_000
     this.where = options.where ?? `PostgreSQL schema "${schema}"`
     this.leases = leaseStatements(schema)
     this.listener = options.url ? new NotificationListener(options.url, schema) : null
     if (!this.listener) this.subscribe = undefined
+    if (this.access !== 'agent') this.checkAppend = undefined
+  }
+
+  checkAppend?(requests: readonly AppendRequest[]): void {
+    assertProposals(requests, this.where)
   }
 
   async append(requests: AppendRequest[]): Promise<AppendResult[]> {
     this.assertOpen()
     validateAppendRequests(requests)
+    this.checkAppend?.(requests)
     if (requests.length === 0) return []
     const at = this.clock.now().toISOString()
     const client = await this.connect('an append')
     try {
       // One autocommit statement: no BEGIN/COMMIT round trips (schemas/postgres/0004_append_function.sql).
-      const results = await appendBatch(client, this.sql, requests, at, this.schema)
+      const results =
+        this.access === 'agent' ? await proposeBatch(client, this.sql, requests) : await appendBatch(client, this.sql, requests, at, this.schema)
       client.release()
       return results
     } catch (e) {
@@ -117,6 +134,7 @@ export class PostgresStore implements Store {
 
   async scanInFlight(): Promise<InFlightScan> {
     this.assertOpen()
+    this.assertFull('the in-flight scan')
     return this.snapshot('the in-flight scan', async (client) => {
       const projection = (
         await client.query<{ id: string; journal: string; state: string; last_seq: string }>(this.sql.inFlight)
@@ -191,6 +209,7 @@ export class PostgresStore implements Store {
 
   async *records(): AsyncIterable<JournalRecord> {
     this.assertOpen()
+    this.assertFull('reading every journal')
     let after: [string, number] = ['', BEFORE_ANY_SEQ]
     for (;;) {
       const page = await this.query<RecordRow>('reading records', this.sql.recordsPage, [after[0], after[1], this.pageSize], 'array')
@@ -203,26 +222,31 @@ export class PostgresStore implements Store {
 
   claim(request: ClaimRequest): Promise<ClaimedEffect[]> {
     this.assertOpen()
+    this.assertFull('claiming effects')
     return claim(this.bound, this.leases, request)
   }
 
   renewLease(relay: string, leases: readonly LeaseRef[], leaseMs: number): Promise<string[]> {
     this.assertOpen()
+    this.assertFull('renewing leases')
     return renewLease(this.bound, this.leases, relay, leases, leaseMs)
   }
 
   releaseLease(relay: string, leases: readonly LeaseRef[]): Promise<void> {
     this.assertOpen()
+    this.assertFull('releasing leases')
     return releaseLease(this.bound, this.leases, relay, leases)
   }
 
   heartbeat(relay: string, info: JsonObject): Promise<void> {
     this.assertOpen()
+    this.assertFull('a relay heartbeat')
     return heartbeat(this.bound, this.leases, relay, info)
   }
 
   relays(): Promise<RelayHeartbeat[]> {
     this.assertOpen()
+    this.assertFull('listing relays')
     return relays(this.bound, this.leases)
   }
 
@@ -275,6 +299,14 @@ export class PostgresStore implements Store {
 
   private assertOpen(): void {
     if (this.closed) throw new StoreError(`the store on ${this.where} is closed`)
+  }
+
+  /** Agent access reads its own effects and proposes; the rest is the relays' and operators' work. */
+  private assertFull(what: string): void {
+    if (this.access === 'full') return
+    throw new StoreError(`${what} is not open to agent access ([store] access = "agent") on ${this.where}`, {
+      hint: 'An agent proposes effects and reads its own; relays, operators and auditors use [store] access = "full" (the default) with their own database roles.',
+    })
   }
 }
 
