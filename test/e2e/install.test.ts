@@ -60,6 +60,14 @@ describe('interlock install (SQLite)', () => {
     })
   })
 
+  it('--print-grants is refused: an SQLite journal has no database roles', async () => {
+    const cwd = folder(SQLITE)
+    const run = await interlock(['install', '--print-grants', '--agent', 'bot'], { cwd })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('--print-grants is for a PostgreSQL store')
+    expect(existsSync(join(cwd, 'journal.db'))).toBe(false)
+  })
+
   it('refuses a journal from a newer interlock: exit 4, with a hint', async () => {
     const cwd = folder(SQLITE)
     expect((await interlock(['install'], { cwd })).code).toBe(0)

@@ -89,6 +89,13 @@ describe('validation names the key path of every problem', () => {
     expect(problemsOf('store = "sqlite"\n')).toEqual(['store: must be a table'])
   })
 
+  it('store.access: "agent" for an agent\'s outbox, "full" by default; PostgreSQL only', () => {
+    const pg = '[store]\nkind = "postgres"\nurl = "postgres://db/x"\n'
+    expect(parseConfig(`${pg}access = "agent"\n`, { file: FILE }).store).toMatchObject({ kind: 'postgres', access: 'agent' })
+    expect(problemsOf(`${pg}access = "root"\n`)).toEqual(['store.access: must be "full" or "agent"'])
+    expect(problemsOf('[store]\nkind = "sqlite"\naccess = "agent"\n')).toEqual(['store.access: unknown key'])
+  })
+
   it('wrong enum', () => {
     expect(problemsOf(`[targets.payments]\n${HTTP}tier = 4\n`)).toEqual(['targets.payments.tier: must be 1, 2 or 3'])
     expect(problemsOf('[store]\nkind = "mysql"\n')).toEqual(['store.kind: must be "sqlite" or "postgres"'])
@@ -167,7 +174,7 @@ describe('environment references', () => {
       `[store]\nkind = "postgres"\nurl = "\${DB_URL}"\n[targets.pay]\n${HTTP}tier = 1\nheaders = { Authorization = "Bearer \${PAY_TOKEN}" }\n`,
       { file: FILE, env: { DB_URL: 'postgres://u:pw@db/x', PAY_TOKEN: 'sk_live_abc' } },
     )
-    expect(config.store).toEqual({ kind: 'postgres', url: 'postgres://u:pw@db/x', schema: 'interlock' })
+    expect(config.store).toEqual({ kind: 'postgres', url: 'postgres://u:pw@db/x', schema: 'interlock', access: 'full' })
     expect(config.targets.pay).toMatchObject({ headers: { Authorization: 'Bearer sk_live_abc' } })
     expect(config.secrets.sort()).toEqual(['postgres://u:pw@db/x', 'sk_live_abc'])
   })

@@ -79,6 +79,9 @@ kind = "postgres"
 url = "\${INTERLOCK_DATABASE_URL}"
 # Schema holding Interlock's tables. Default "interlock".
 schema = "interlock"
+# An agent's copy of this file connects as the agent's own database role, which
+# only proposes effects and reads its own (interlock install --print-grants):
+# access = "agent"
 `
 }
 

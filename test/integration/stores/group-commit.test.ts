@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { IllegalTransitionError, StoreUnavailableError } from '../../../src/core/errors.js'
+import { IllegalTransitionError, StoreError, StoreUnavailableError } from '../../../src/core/errors.js'
 import { withGroupCommit } from '../../../src/core/stores/group-commit.js'
 import { install } from '../../../src/core/stores/migrate.js'
 import { openPostgresStore } from '../../../src/core/stores/postgres/open.js'
@@ -166,6 +166,22 @@ describe('group commit: arrivals and failures', () => {
     await tick()
     calls[1]!.release()
     await expect(next).resolves.toHaveLength(1)
+  })
+
+  it('a request the store refuses (checkAppend: an agent store takes proposals only) fails only its own caller, before the batch', async () => {
+    const { store: inner, calls } = gated()
+    const refusal = new StoreError('proposals only')
+    inner.checkAppend = (requests) => {
+      if (requests.some((r) => r.from !== null)) throw refusal
+    }
+    const store = withGroupCommit(inner)
+    const [a, b] = [effect('t', 1), effect('t', 2)]
+    const good = store.append([propose(a)])
+    await expect(store.append([move(b, 'PROPOSED', 'AUTHORIZED')])).rejects.toBe(refusal)
+    await tick()
+    expect(calls.map((c) => c.requests.map((r) => r.effectId))).toEqual([[a.id]])
+    calls[0]!.release()
+    await expect(good).resolves.toHaveLength(1)
   })
 
   it('close waits for queued appends, then refuses new ones', async () => {

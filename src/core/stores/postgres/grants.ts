@@ -20,8 +20,8 @@
  * one transaction. Names are validated and quoted; nothing else is interpolated.
  *
  * A migration that adds a table, view, sequence or function adds its grants
- * here (test/integration/roles.test.ts fails on an object no role is granted
- * and none is meant to be refused).
+ * here: test/e2e/roles.test.ts fails on an object of the schema these
+ * scripts do not name.
  */
 import { UsageError } from '../../errors.js'
 import { SQL_IDENTIFIER, quoteIdentifier, quoteSchema } from './identifier.js'
