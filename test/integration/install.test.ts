@@ -4,6 +4,7 @@
  * altered migration, prints reviewable SQL, and a dry run changes nothing.
  */
 import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -146,6 +147,26 @@ describe('install on PostgreSQL', () => {
     expect(first.applied).toEqual(ALL('postgres'))
     expect(await tablesOf(config.schema)).toEqual(expect.arrayContaining(CORE_TABLES))
     expect(await install(config)).toMatchObject({ currentVersion: latestVersion('postgres'), applied: [], pending: [] })
+  })
+
+  it('installs as a role that owns the schema a DBA made for it, without the right to create schemas in the database', async () => {
+    const config = pgConfig()
+    const role = `install_owner_${randomBytes(4).toString('hex')}`
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'owner-pw'`)
+    try {
+      await admin.query(`CREATE SCHEMA "${config.schema}" AUTHORIZATION ${role}`)
+      const url = new URL(db.url)
+      url.username = role
+      url.password = 'owner-pw'
+      const asOwner = { ...config, url: url.toString() }
+      expect((await install(asOwner)).applied).toEqual(ALL('postgres'))
+      expect((await install(asOwner)).applied).toEqual([])
+      const owners = await admin.query(`SELECT DISTINCT pg_get_userbyid(relowner) AS o FROM pg_class WHERE relnamespace = $1::regnamespace`, [config.schema])
+      expect(owners.rows).toEqual([{ o: role }])
+    } finally {
+      await admin.query(`DROP OWNED BY ${role}`)
+      await admin.query(`DROP ROLE ${role}`)
+    }
   })
 
   it('concurrent installs (in-process and in other processes): exactly one applies', async () => {

@@ -177,11 +177,12 @@ describe('group commit: arrivals and failures', () => {
     const store = withGroupCommit(inner)
     const [a, b] = [effect('t', 1), effect('t', 2)]
     const good = store.append([propose(a)])
-    await expect(store.append([move(b, 'PROPOSED', 'AUTHORIZED')])).rejects.toBe(refusal)
+    const bad = store.append([move(b, 'PROPOSED', 'AUTHORIZED')]).catch((e: unknown) => e)
     await tick()
     expect(calls.map((c) => c.requests.map((r) => r.effectId))).toEqual([[a.id]])
     calls[0]!.release()
     await expect(good).resolves.toHaveLength(1)
+    expect(await bad).toBe(refusal)
   })
 
   it('close waits for queued appends, then refuses new ones', async () => {
