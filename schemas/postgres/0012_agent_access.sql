@@ -1,8 +1,8 @@
 -- Interlock agent access (PostgreSQL): a database role that can only propose.
 --
--- In outbox mode the agent is the party being restrained (README, "Database
--- roles and grants"): it proposes effects and reads its own effects'
--- outcomes, and nothing else. Its role is granted exactly what this
+-- In outbox mode the agent is the party being restrained (docs/design.md,
+-- "The trust boundary"; README, "Database roles and grants"): it proposes
+-- effects and reads its own effects' outcomes, and nothing else. Its role is granted exactly what this
 -- migration adds (`interlock install --print-grants --agent <role>`):
 --  - propose(), which writes new effects' PROPOSED records and nothing else;
 --  - two views, own_effects and own_records: the effects it proposed and

@@ -1,8 +1,8 @@
 /**
  * The database roles of a shared PostgreSQL store and their exact grants, as
  * SQL a DBA reviews and runs (`interlock install --print-grants`). README,
- * "Database roles and grants", says who each role is; DESIGN's trust
- * boundary says why:
+ * "Database roles and grants", says who each role is; docs/design.md, "The
+ * trust boundary", says why:
  *
  * - installer: owns the schema and everything `interlock install` creates in
  *   it. Its script runs before the first install: the schema, owned by it.
