@@ -464,6 +464,9 @@ public_key = "${alice.publicKey}"
     expect(logs.join('\n')).not.toMatch(/permission denied/)
     const beat = await admin.query(`SELECT relay FROM "${SCHEMA}".relays`)
     expect(beat.rows.map((r) => r.relay)).toContain('relay-1')
+    // reconcile-effects runs as the relay role too: its lock, its claims of ready and HELD effects.
+    const reconcile = await cli('relay', ['reconcile-effects', '--json'])
+    expect(reconcile.code, reconcile.stdout + reconcile.stderr).toBe(0)
 
     // The auditor, read-only, through the binary: status, list, show, verify, export.
     const status = await cli('auditor', ['outbox', 'status', '--json'])
@@ -518,6 +521,12 @@ public_key = "${alice.publicKey}"
       `UPDATE "${SCHEMA}".journal_records SET data = '{}'`,
     ])
     expect(slipped).toEqual([])
+    // What it may do besides releases and resolutions: a compensation is a new effect, filed as the operator's.
+    const store = await storeAs('operator')
+    const compensation = refund('operator-thread', '4.00')
+    expect((await store.append([request(compensation, 1)]))[0]!.ok).toBe(true)
+    const row = await admin.query(`SELECT proposed_by FROM "${SCHEMA}".effects WHERE id = $1`, [compensation.id])
+    expect(row.rows).toEqual([{ proposed_by: ROLE.operator }])
   })
 
   it('the read-only role is refused every write and every function', async () => {
