@@ -12,7 +12,7 @@ import { createTargets } from '../core/targets/registry.js'
 
 export default class ReconcileEffects extends BaseCommand<typeof ReconcileEffects> {
   static override summary = 'Resolve effects left in flight: re-apply tier 1, query tier 2, mark tier 3 AMBIGUOUS.'
-  static override description = `Finds effects in flight (PROPOSED, AUTHORIZED, DISPATCHED) whose last journal record is older than the grace period and finishes them by their target's tier: tier 1 is re-applied with the same idempotency key; tier 2 is queried, then recorded COMMITTED or re-applied; tier 3 is marked AMBIGUOUS for an operator and never re-sent. Effects a live relay holds a lease on are left alone.
+  static override description = `Finds effects in flight (PROPOSED, AUTHORIZED, DISPATCHED) whose last journal record is older than the grace period and finishes them by their target's tier: tier 1 is re-applied with the same idempotency key; tier 2 is queried, then recorded COMMITTED or re-applied; tier 3 is marked AMBIGUOUS for an operator and never re-sent. Effects a live relay holds a lease on are left alone, and so is an effect its target returned to AUTHORIZED with a time to wait for (a rate limit longer than [gate] max_wait_ms): it counts as too recent until then, whatever the grace period.
 
 HELD effects whose journaled releases already form their rule's quorum (an \`outbox release\` killed after recording the release that completed it, before AUTHORIZED) are authorized and dispatched the same way: the releases must be signed by distinct operators trusted in [[operators]], for the effect's current args and premises, unexpired when the quorum formed (the time of the journal record that completed it), and not replayed. Other HELD effects stay HELD and are reported as waiting for operators, with why.
 
@@ -55,7 +55,7 @@ Exit codes: 0 nothing left in flight (or another run holds the lock; HELD effect
         targets: targets.values(),
         policy: new RulesPolicy(config.policy.rules),
         operators: config.operators,
-        retry: { maxAttempts: config.gate.maxAttempts, backoffMs: config.gate.backoffMs },
+        retry: config.gate,
         olderThanMs,
         concurrency: this.flags.concurrency ?? config.reconcile?.concurrency ?? DEFAULTS.reconcileConcurrency,
         limit: this.flags.limit,

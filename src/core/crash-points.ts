@@ -21,6 +21,8 @@ export const CRASH_POINTS = [
   /** apply() returned, COMMITTED not yet written: the window tier 2 queries and tier 3 cannot close. */
   'after-apply',
   'after-committed',
+  /** DISPATCHED → AUTHORIZED is durable (the target did not apply it): nothing is sent again before its notBefore, and then only after the premises are checked again. */
+  'after-returned',
   'after-rejected',
   'after-failed',
   'after-ambiguous',
@@ -64,6 +66,8 @@ export function resetCrashPoints(): void {
   armed = undefined
 }
 
-export function stateCrashPoint(state: string): CrashPoint {
+/** The point passed once a transition is durable: named after the new state, except a return (DISPATCHED → AUTHORIZED). */
+export function stateCrashPoint(state: string, from?: string | null): CrashPoint {
+  if (from === 'DISPATCHED' && state === 'AUTHORIZED') return 'after-returned'
   return `after-${state.toLowerCase()}` as CrashPoint
 }

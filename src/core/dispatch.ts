@@ -4,7 +4,11 @@
  * - not sent (connection refused before writing), or "retry later": resend;
  * - outcome unknown (timeout, reset, 5xx): tier 1 resends with the same key,
  *   tier 2 asks the target first, tier 3 becomes AMBIGUOUS and is never resent;
- * - definite refusal: FAILED; a pushed-down premise failing: REJECTED.
+ * - definite refusal: FAILED; a pushed-down premise failing: REJECTED;
+ * - a wait longer than the gate waits in place (max_wait_ms), on a request
+ *   that was not sent or not taken, or a target saying the effect must start
+ *   over ('not-applied'): the effect is returned to AUTHORIZED (returned.ts),
+ *   unless an earlier try may have landed, which keeps it DISPATCHED.
  * When tries run out the effect stays DISPATCHED for recovery to finish.
  */
 import { crashPoint } from './crash-points.js'
@@ -12,6 +16,7 @@ import type { EffectSnapshot, Receipt } from './effect.js'
 import { DispatchFault, type DispatchFaultKind } from './errors.js'
 import { transition, targetOf, type GateContext } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
+import { returnedData } from './returned.js'
 import { unsafe } from './unsafe.js'
 
 export interface DispatchOptions {
@@ -19,7 +24,18 @@ export interface DispatchOptions {
   recovering: boolean
 }
 
+export interface Dispatched {
+  outcome: SubmitOutcome
+  /** Set when the effect was returned to AUTHORIZED: where it now stands, for the next pass (advance.ts). */
+  returned?: EffectSnapshot
+}
+
 export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: DispatchOptions): Promise<SubmitOutcome> {
+  return (await dispatchOnce(ctx, snap, opts)).outcome
+}
+
+export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts: DispatchOptions): Promise<Dispatched> {
+  const done = (outcome: SubmitOutcome | Promise<SubmitOutcome>): Promise<Dispatched> => Promise.resolve(outcome).then((o) => ({ outcome: o }))
   const target = targetOf(ctx, snap.effect.target)
   const tier = snap.tier
   let mayHaveLanded = opts.recovering
@@ -39,15 +55,15 @@ export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: Dis
         if (attempt < ctx.retry.maxAttempts) await ctx.sleep(backoff(ctx, attempt))
         continue
       }
-      if (found) return commit(ctx, snap, found, 'query')
+      if (found) return done(commit(ctx, snap, found, 'query'))
     }
     if (mayHaveLanded && tier === 3 && !(opts.recovering && unsafe('resendTier3'))) {
-      return settle(ctx, snap, 'AMBIGUOUS', {
+      return done(settle(ctx, snap, 'AMBIGUOUS', {
         reason: lastReason || 'the process crashed while the effect was in flight; the target cannot say whether it landed',
-      })
+      }))
     }
 
-    if (fence && !fence()) return leaseLost(snap)
+    if (fence && !fence()) return done(leaseLost(snap))
     let receipt: Receipt
     try {
       receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering, fence })
@@ -57,18 +73,22 @@ export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: Dis
       switch (fault.kind) {
         case 'fenced':
           // The target sent nothing: the lease ran out between the check above and the write.
-          return leaseLost(snap)
+          return done(leaseLost(snap))
         case 'refused':
-          return settle(ctx, snap, 'FAILED', { reason: fault.message })
+          return done(settle(ctx, snap, 'FAILED', { reason: fault.message }))
         case 'premise':
-          return settle(ctx, snap, 'REJECTED', { violations: [fault.message] })
+          return done(settle(ctx, snap, 'REJECTED', { violations: [fault.message] }))
+        case 'not-applied':
+          // The target vouches that the effect did not take place and must start over.
+          return giveBack(ctx, snap, fault.message, fault.retryAfterMs)
         case 'not-sent':
         case 'retry-later':
+          if (fault.retryAfterMs !== undefined && fault.retryAfterMs > ctx.retry.maxWaitMs) return waitLonger(ctx, snap, fault, mayHaveLanded)
           break
         case 'unknown':
           mayHaveLanded = true
           if (tier === 3) {
-            return settle(ctx, snap, 'AMBIGUOUS', { reason: `outcome unknown: ${fault.message}` })
+            return done(settle(ctx, snap, 'AMBIGUOUS', { reason: `outcome unknown: ${fault.message}` }))
           }
           break
       }
@@ -76,20 +96,60 @@ export async function dispatch(ctx: GateContext, snap: EffectSnapshot, opts: Dis
       continue
     }
     await crashPoint('after-apply', snap.effect.id)
-    return commit(ctx, snap, receipt, 'apply')
+    return done(commit(ctx, snap, receipt, 'apply'))
   }
 
   // A tier-2 effect whose last try failed in an unknown way gets one more look before we give up.
   if (mayHaveLanded && tier === 2) {
     const found = await target.query!(snap.effect).catch(() => null)
-    if (found) return commit(ctx, snap, found, 'query')
+    if (found) return done(commit(ctx, snap, found, 'query'))
   }
-  return {
+  return done({
     status: 'in_flight',
     effectId: snap.effect.id,
     state: 'DISPATCHED',
     reason: `gave up after ${ctx.retry.maxAttempts} tries (${lastReason}); recovery will finish it`,
+  })
+}
+
+type Fault = ReturnType<typeof classify>
+
+/**
+ * The service asks for a longer wait than the gate waits in place. Nothing was
+ * applied by this request; if no earlier try may have landed either, the effect
+ * goes back to AUTHORIZED until then. Otherwise it stays DISPATCHED (recovery's
+ * rules by tier finish it), and the outcome still says when to ask again.
+ */
+async function waitLonger(ctx: GateContext, snap: EffectSnapshot, fault: Fault, mayHaveLanded: boolean): Promise<Dispatched> {
+  const waitMs = fault.retryAfterMs!
+  const why = `${fault.message}; the service asks to wait ${seconds(waitMs)}, longer than the gate waits in place (max_wait_ms ${ctx.retry.maxWaitMs})`
+  if (!mayHaveLanded) return giveBack(ctx, snap, why, waitMs)
+  const notBefore = new Date(nowOf(ctx) + waitMs).toISOString()
+  return {
+    outcome: {
+      status: 'in_flight',
+      effectId: snap.effect.id,
+      state: 'DISPATCHED',
+      reason: `${why}; an earlier try may have landed, so it stays DISPATCHED for recovery, not before ${notBefore}`,
+      notBefore,
+    },
   }
+}
+
+/** DISPATCHED → AUTHORIZED (returned.ts), durable before anyone may pick the effect up again. */
+async function giveBack(ctx: GateContext, snap: EffectSnapshot, why: string, waitMs?: number): Promise<Dispatched> {
+  const notBefore = waitMs !== undefined && waitMs > 0 ? nowOf(ctx) + waitMs : undefined
+  const t = await transition(ctx, snap, 'AUTHORIZED', returnedData(why, notBefore))
+  if (!t.moved) return { outcome: outcomeOf(t.current) }
+  return { outcome: outcomeOf(t.snap), returned: t.snap }
+}
+
+function nowOf(ctx: GateContext): number {
+  return (ctx.now ?? Date.now)()
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`
 }
 
 /** A relay whose lease ran out (paused, cut off) leaves the effect to whoever holds it now, sending nothing. */
@@ -117,7 +177,8 @@ function classify(err: unknown): { kind: DispatchFaultKind; message: string; ret
   return { kind: 'unknown', message: err instanceof Error ? err.message : String(err) }
 }
 
+/** A service's wait (never above maxWaitMs here: longer ones return the effect), else our own doubling back-off. */
 function backoff(ctx: GateContext, attempt: number, retryAfterMs?: number): number {
   if (retryAfterMs !== undefined) return retryAfterMs
-  return Math.min(ctx.retry.backoffMs * 2 ** (attempt - 1), 30_000)
+  return Math.min(ctx.retry.backoffMs * 2 ** (attempt - 1), 30_000, ctx.retry.maxWaitMs)
 }

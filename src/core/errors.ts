@@ -158,8 +158,20 @@ export type DispatchFaultKind =
   | 'refused'
   /** A precondition pushed down to the service failed (e.g. GitHub 409 head moved, S3 412): a premise violation. */
   | 'premise'
-  /** The service asks to retry later with the same request (Stripe 409 in flight, Slack 429). */
+  /**
+   * The service asks to retry later with the same request (Stripe 409 in flight, Slack 429,
+   * a rate limit); `retryAfterMs` is how long it asked to wait. A wait longer than the
+   * gate's `max_wait_ms` returns the effect to AUTHORIZED until then (lifecycle.ts).
+   */
   | 'retry-later'
+  /**
+   * The service says the effect did not take place, under this request or any earlier
+   * one, and the request cannot simply be sent again (e.g. an idempotency key the service
+   * has since expired): the effect goes back to AUTHORIZED, its premises are checked again
+   * and it is sent afresh, after `retryAfterMs` if given. A target says this only when it
+   * knows; a maybe is 'unknown'.
+   */
+  | 'not-applied'
   /** Not sent: the fence said this process no longer holds the effect (a relay's lease ran out). */
   | 'fenced'
 

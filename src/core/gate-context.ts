@@ -11,8 +11,15 @@ import type { EffectTarget } from './targets/target.js'
 export interface RetryOptions {
   /** Tries per dispatch (first one included) before a tier-1/2 effect is left in flight. */
   maxAttempts: number
-  /** First back-off; doubled per try, capped at 30 s; a service's Retry-After wins. */
+  /** First back-off; doubled per try, capped at 30 s (and at maxWaitMs); a service's Retry-After wins. */
   backoffMs: number
+  /**
+   * The longest a dispatch waits in place between tries, for a service's
+   * Retry-After or rate-limit reset as for its own back-off. A service that
+   * asks for longer gets the effect back: it returns to AUTHORIZED until
+   * then, so no process sleeps on it (returned.ts).
+   */
+  maxWaitMs: number
 }
 
 export interface GateContext {
@@ -21,6 +28,8 @@ export interface GateContext {
   policy: Policy
   retry: RetryOptions
   sleep(ms: number): Promise<void>
+  /** Wall clock in epoch milliseconds, for the time a returned effect may be sent again (default Date.now). */
+  now?(): number
   /**
    * Outbox relays only: whether this process still holds the effect's lease.
    * Asked right before every apply; false means another relay may have taken
@@ -55,7 +64,7 @@ export async function transition(
     if (!result!.current) throw new ConflictError(`effect ${snap.effect.id} vanished from the journal while it was ${snap.state}`)
     return { moved: false, current: result!.current }
   }
-  await crashPoint(stateCrashPoint(to), snap.effect.id)
+  await crashPoint(stateCrashPoint(to, snap.state), snap.effect.id)
   const r = result!.record
   return { moved: true, snap: { ...snap, state: to, seq: r.seq, detail: data, updatedAt: r.at } }
 }

@@ -20,6 +20,8 @@ export interface GateOptions {
   policy?: Policy
   retry?: Partial<RetryOptions>
   sleep?: (ms: number) => Promise<void>
+  /** Wall clock in epoch milliseconds (default Date.now): when a returned effect may be sent again. */
+  now?: () => number
   /**
    * For callers that work under leases (reconcile-effects): whether this
    * process still holds the effect. Asked before every apply and by the
@@ -28,7 +30,7 @@ export interface GateOptions {
   stillHeld?: (effectId: string) => boolean
 }
 
-export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, backoffMs: 200 }
+export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, backoffMs: 200, maxWaitMs: 30_000 }
 
 export class Gate {
   private readonly ctx: GateContext
@@ -42,6 +44,7 @@ export class Gate {
       policy: opts.policy ?? allowAll,
       retry: { ...DEFAULT_RETRY, ...opts.retry },
       sleep: opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      now: opts.now ?? Date.now,
       stillHeld: opts.stillHeld,
     }
     for (const t of opts.targets ?? []) this.register(t)

@@ -2,11 +2,11 @@
  * The states of an effect and the one table of allowed transitions.
  *
  * PROPOSED ──▶ (HELD ──release──▶) AUTHORIZED ──▶ DISPATCHED ──▶ COMMITTED
- *                 ↺ a release below quorum
- *     │              │                 │               │
- *     └─▶ REJECTED ◀─┴── premises ─────┘               ├─▶ FAILED     (definite refusal)
- *                                                      ├─▶ REJECTED   (a premise pushed down to the service failed)
- *                                                      └─▶ AMBIGUOUS  (tier 3, outcome unknown) ──resolve──▶ COMMITTED | FAILED
+ *                 ↺ a release below quorum    ▲               │
+ *     │              │                 │      └── returned ───┤ (the target did not apply it: start over later)
+ *     └─▶ REJECTED ◀─┴── premises ─────┘                      ├─▶ FAILED     (definite refusal)
+ *                                                             ├─▶ REJECTED   (a premise pushed down to the service failed)
+ *                                                             └─▶ AMBIGUOUS  (tier 3, outcome unknown) ──resolve──▶ COMMITTED | FAILED
  *
  * Anything else is an IllegalTransitionError naming both states; the stores
  * check the current state inside the same transaction as the write.
@@ -30,7 +30,11 @@ export const TRANSITIONS: Readonly<Record<State, readonly State[]>> = {
   // HELD → HELD journals one operator's release while the quorum is not yet met (outbox/journal-statements.ts).
   HELD: ['HELD', 'AUTHORIZED', 'REJECTED'],
   AUTHORIZED: ['DISPATCHED', 'REJECTED'],
-  DISPATCHED: ['COMMITTED', 'FAILED', 'REJECTED', 'AMBIGUOUS'],
+  // DISPATCHED → AUTHORIZED ("returned", data { returned, notBefore? }): the target said it
+  // definitely did not apply the effect and asked for a wait longer than the gate's
+  // max_wait_ms, or said it must start over ('not-applied'); never after an unknown outcome.
+  // The normal path re-checks the premises before DISPATCHED is written again (returned.ts).
+  DISPATCHED: ['COMMITTED', 'FAILED', 'REJECTED', 'AMBIGUOUS', 'AUTHORIZED'],
   // An operator's resolution; re-dispatch of an AMBIGUOUS effect is an explicit operator act.
   AMBIGUOUS: ['COMMITTED', 'FAILED', 'DISPATCHED'],
   COMMITTED: [],

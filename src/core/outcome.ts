@@ -6,6 +6,7 @@
 import type { JsonObject } from './canonical-json.js'
 import type { EffectSnapshot, Receipt } from './effect.js'
 import type { State } from './lifecycle.js'
+import { isReturned } from './returned.js'
 
 export type SubmitOutcome =
   /** `via`: 'query' when a tier-2 target reported it had already happened (recovery). */
@@ -14,7 +15,11 @@ export type SubmitOutcome =
   | { status: 'held'; effectId: string; rule: string }
   | { status: 'failed'; effectId: string; reason: string }
   | { status: 'ambiguous'; effectId: string; reason: string }
-  | { status: 'in_flight'; effectId: string; state: State; reason?: string }
+  /**
+   * `notBefore` (ISO time): the service asked to wait until then; nothing sends the
+   * effect before it (returned.ts). A relay parks its lease until then.
+   */
+  | { status: 'in_flight'; effectId: string; state: State; reason?: string; notBefore?: string }
 
 export type OutcomeStatus = SubmitOutcome['status']
 
@@ -34,6 +39,13 @@ export function outcomeOf(s: EffectSnapshot): SubmitOutcome {
     case 'HELD':
       return { status: 'held', effectId, rule: String(d.rule ?? 'policy') }
     default:
+      if (isReturned(s)) return returnedOutcome(effectId, String(d.returned), typeof d.notBefore === 'string' ? d.notBefore : undefined)
       return { status: 'in_flight', effectId, state: s.state }
   }
+}
+
+/** A returned effect (DISPATCHED → AUTHORIZED): in flight, with why and when it may go again. */
+export function returnedOutcome(effectId: string, why: string, notBefore?: string): SubmitOutcome {
+  const reason = `returned to AUTHORIZED: ${why}; ${notBefore ? `not sent again before ${notBefore}` : 'sent again once its premises are checked'}`
+  return notBefore ? { status: 'in_flight', effectId, state: 'AUTHORIZED', reason, notBefore } : { status: 'in_flight', effectId, state: 'AUTHORIZED', reason }
 }

@@ -6,7 +6,8 @@
  * |------------|------------------------|-------------------------------------|-----------|
  * | PROPOSED   | continue the normal path (premises re-checked)                          |
  * | HELD       | releases recorded form a quorum: AUTHORIZED, then on as above; else wait |
- * | AUTHORIZED | re-check premises, dispatch (nothing was sent yet)                       |
+ * | AUTHORIZED | re-check premises, dispatch (nothing was sent yet); a returned effect    |
+ * |            | (DISPATCHED → AUTHORIZED, returned.ts) only once its notBefore has passed |
  * | DISPATCHED | re-apply, same key     | query: found → COMMITTED, else re-apply | AMBIGUOUS |
  * | AMBIGUOUS  | wait for an operator                                                     |
  *
@@ -34,6 +35,7 @@ import type { State } from './lifecycle.js'
 import { noReleaseYet, recordedQuorum, recoveredAuthorization, type RecordedQuorum, type ReleaseAuthority } from './outbox/recorded-quorum.js'
 import type { RuleSource } from './outbox/release-check.js'
 import { outcomeOf, type OutcomeStatus, type SubmitOutcome } from './outcome.js'
+import { waitsUntilLater } from './returned.js'
 
 export type RecoveryAction =
   /** Continued from PROPOSED or AUTHORIZED: nothing had been sent. */
@@ -50,6 +52,8 @@ export type RecoveryAction =
   | 'applied-after-query'
   /** Tier 3: cannot know; an operator must resolve it. */
   | 'marked-ambiguous'
+  /** The target said it did not apply it and asked for a longer wait, or to start over: back to AUTHORIZED (returned.ts). */
+  | 'returned'
   /** HELD or AMBIGUOUS: waits for a person. */
   | 'waiting'
   /** Dry run: `plan` says what would be done; nothing was. */
@@ -117,7 +121,7 @@ export interface RecoveryReport {
   effects: RecoveredEffect[]
   /** Final status counts after recovery (in_flight = still unfinished). */
   counts: Partial<Record<OutcomeStatus, number>>
-  /** Left alone: younger than olderThanMs, refused by the filter, or beyond the limit. */
+  /** Left alone: younger than olderThanMs (or returned with a notBefore still ahead), refused by the filter, or beyond the limit. */
   skipped: { recent: number; filtered: number; deferred: number }
   dryRun: boolean
   durationMs: number
@@ -131,7 +135,8 @@ export async function recover(
   const started = performance.now()
   const scan = await ctx.store.scanInFlight()
   const skipped = { recent: 0, filtered: 0, deferred: 0 }
-  const cutoff = (opts.now ?? Date.now)() - (opts.olderThanMs ?? 0)
+  const nowMs = (opts.now ?? ctx.now ?? Date.now)()
+  const cutoff = nowMs - (opts.olderThanMs ?? 0)
   const chosen: EffectSnapshot[] = []
   const plans = new Map<string, Planned>()
   const authority = authorityOf(ctx, opts)
@@ -139,7 +144,8 @@ export async function recover(
   let acting = 0
   for (const snap of scan.effects) {
     if (isRunningHere(snap.effect.id)) continue
-    if (opts.olderThanMs && Date.parse(snap.updatedAt) > cutoff) {
+    // A returned effect the service asked to wait: too recent until its notBefore, whatever the grace period.
+    if ((opts.olderThanMs && Date.parse(snap.updatedAt) > cutoff) || waitsUntilLater(snap, nowMs)) {
       skipped.recent++
       continue
     }
@@ -255,6 +261,7 @@ export function planFor(found: State, tier: Tier): RecoveryPlan {
 }
 
 function actionFor(found: State, tier: Tier, outcome: SubmitOutcome): RecoveryAction {
+  if (found === 'DISPATCHED' && outcome.status === 'in_flight' && outcome.state === 'AUTHORIZED') return 'returned'
   if (found !== 'DISPATCHED') return 'resumed'
   if (tier === 3) return 'marked-ambiguous'
   if (tier === 1) return 're-applied'

@@ -7,6 +7,11 @@
  * as it was: nothing sent for HELD, REJECTED and FAILED, at most once for
  * AMBIGUOUS. Both stores. The release's own point (after-release) is judged in
  * test/e2e/outbox-crash.test.ts.
+ *
+ * after-returned: the service answered 429 with a Retry-After longer than the
+ * gate waits in place, so the effect went back to AUTHORIZED; killed right
+ * after that record, recovery and reconcile send nothing before the time the
+ * service named, and then send it exactly once.
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -79,6 +84,60 @@ describe.each(stores)('crash points off the straight path, on %s', (storeName, s
         effects: [{ effectId: id, tier: b.tier, stale: false }],
         applications: (e) => applications(b.tier, e),
         crashedInWindow: new Set(b.state === 'AMBIGUOUS' ? [id] : []),
+        unsure: new Set(),
+        sentEarly: new Set(),
+      })
+      expect(violations).toEqual([])
+      expect(await verifyJournal(store)).toEqual([])
+    } finally {
+      await gate.close()
+      await store.close()
+    }
+  })
+})
+
+describe.each(stores)('killed after-returned, on %s', (storeName, storeConfig) => {
+  beforeAll(async () => {
+    await install(storeConfig())
+  })
+
+  it.each(TIERS)('tier %i: nothing sent before the Retry-After, then exactly once', async (tier) => {
+    const targets = { svc: targetFor(tier) }
+    const input = { thread: `returned-${storeName}-${tier}`, target: 'svc', action: 'charge', args: { amount: '12.00' } }
+    const id = toEffect(input).id
+    const plan: ChildPlan = { store: storeConfig(), targets, effects: [input], retry: { maxWaitMs: 100 } }
+    const planFile = join(rig.dir, `${storeName}-returned-${tier}.json`)
+    writeFileSync(planFile, JSON.stringify(plan))
+    rig.service.setFault({ kind: 'status', status: 429, retryAfter: '2' }, { times: 1 })
+
+    const child = await runTsChild('test/crash/submit-child.ts', [planFile], { [CRASH_ENV]: 'after-returned' })
+    rig.service.clearFaults()
+    expect(child.signal, child.stderr).toBe('SIGKILL')
+    const sent = () => rig.service.requests().filter((r) => r.effectId === id).length
+
+    const store = await openStore(storeConfig())
+    const gate = new Gate({ store, targets: createTargets(targets).values(), retry: { maxAttempts: 3, backoffMs: 10 } })
+    try {
+      const snap = (await store.get(id))!
+      expect(snap.state).toBe('AUTHORIZED')
+      const notBefore = Date.parse(String(snap.detail.notBefore))
+      // Just before the time the service named, by the clock recovery and reconcile are given.
+      const justBefore = () => notBefore - 1
+      const early = await gate.recover({ now: justBefore })
+      const swept = await reconcileEffects({ store, storeConfig: storeConfig(), targets: createTargets(targets).values(), olderThanMs: 0, concurrency: 1, now: justBefore })
+      expect(early.skipped.recent).toBe(1)
+      expect(swept.report!.skipped.recent).toBe(1)
+      expect((await store.get(id))!.state).toBe('AUTHORIZED')
+      expect(sent()).toBe(1)
+      await new Promise((r) => setTimeout(r, Math.max(0, notBefore - Date.now() + 20)))
+      await gate.recover()
+      expect((await store.get(id))!.state).toBe('COMMITTED')
+      expect(applications(tier, id)).toBe(1)
+      expect(sent()).toBe(2)
+      const violations = await checkInvariants(store, {
+        effects: [{ effectId: id, tier, stale: false }],
+        applications: (e) => applications(tier, e),
+        crashedInWindow: new Set(),
         unsure: new Set(),
         sentEarly: new Set(),
       })

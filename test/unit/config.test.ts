@@ -103,6 +103,12 @@ describe('validation names the key path of every problem', () => {
 
   it('out of range', () => {
     expect(problemsOf('[gate]\nmax_attempts = 0\n')).toEqual(['gate.max_attempts: must be at least 1'])
+    expect(problemsOf('[gate]\nmax_wait_ms = -1\n')).toEqual(['gate.max_wait_ms: must be at least 0'])
+  })
+
+  it('gate.max_wait_ms caps the wait in place a service may ask for', () => {
+    expect(parseConfig('[gate]\nmax_wait_ms = 1500\n', { file: FILE }).gate.maxWaitMs).toBe(1500)
+    expect(parseConfig('', { file: FILE }).gate.maxWaitMs).toBe(30_000)
   })
 
   it('missing required key', () => {
@@ -192,7 +198,7 @@ describe('defaults and paths', () => {
     expect(config).toEqual({
       file: FILE,
       store: { kind: 'sqlite', path: '/srv/agent/interlock.db' },
-      gate: { maxAttempts: 5, backoffMs: 200 },
+      gate: { maxAttempts: 5, backoffMs: 200, maxWaitMs: 30_000 },
       reconcile: { olderThanMs: 300_000, concurrency: 4 },
       relay: { concurrency: 32, leaseMs: 30_000, pollMs: 1_000 },
       targets: {

@@ -11,6 +11,8 @@ describe('lifecycle table', () => {
         'HELD>HELD', 'HELD>AUTHORIZED', 'HELD>REJECTED',
         'AUTHORIZED>DISPATCHED', 'AUTHORIZED>REJECTED',
         'DISPATCHED>COMMITTED', 'DISPATCHED>FAILED', 'DISPATCHED>REJECTED', 'DISPATCHED>AMBIGUOUS',
+        // Returned: the target did not apply it; premises are re-checked before it is sent again.
+        'DISPATCHED>AUTHORIZED',
         'AMBIGUOUS>COMMITTED', 'AMBIGUOUS>FAILED', 'AMBIGUOUS>DISPATCHED',
       ].sort(),
     )

@@ -21,6 +21,7 @@ export default class ConfigShow extends BaseCommand<typeof ConfigShow> {
     this.table(['gate', 'value'], [
       ['max_attempts', config.gate.maxAttempts],
       ['backoff_ms', config.gate.backoffMs],
+      ['max_wait_ms', config.gate.maxWaitMs],
     ])
     this.log()
     const names = Object.keys(config.targets).sort()

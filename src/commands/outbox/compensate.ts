@@ -22,7 +22,7 @@ Exit codes: 0 compensation committed or held; 1 it failed or was rejected; 6 the
       store,
       targets: createTargets(config.targets, { secrets: config.secrets }).values(),
       policy: new RulesPolicy(config.policy.rules),
-      retry: { maxAttempts: config.gate.maxAttempts, backoffMs: config.gate.backoffMs },
+      retry: config.gate,
     })
     try {
       const r = await compensateEffect(gate, store, this.args.id)

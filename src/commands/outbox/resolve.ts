@@ -50,7 +50,7 @@ Exit codes: 0 resolved; 1 you answered no, or the redispatch failed; 2 bad usage
       if (how !== 'redispatch') return r
       const targets = createTargets(config.targets, { secrets: config.secrets })
       try {
-        const outcome = await redispatch(store, targets, r.snapshot, { maxAttempts: config.gate.maxAttempts, backoffMs: config.gate.backoffMs })
+        const outcome = await redispatch(store, targets, r.snapshot, config.gate)
         this.log(`Sent again: ${outcome.status}.`)
         if (outcome.status === 'ambiguous') process.exitCode = ExitCode.AMBIGUOUS
         else if (outcome.status !== 'committed') process.exitCode = ExitCode.FAILURE

@@ -15,6 +15,8 @@ export default class RelayRun extends BaseCommand<typeof RelayRun> {
 
 Several relays may drain one store. Each claims effects with a lease (PostgreSQL: FOR UPDATE SKIP LOCKED, woken by LISTEN/NOTIFY, polling as a fallback) and renews it while it works; every journal write it makes carries the lease's fencing token, so a relay that was stopped past its lease and resumes can no longer dispatch or commit an effect another relay took over. When the store goes away (a PostgreSQL restart) the relay dispatches nothing it could not journal, retries with back-off, and resumes.
 
+A service that asks for a longer wait than [gate] max_wait_ms (a Retry-After, a rate-limit reset) does not hold a concurrency slot: the effect returns to AUTHORIZED, the slot goes to the next effect at once, and the effect's lease is parked until that time (renewed once to run out then, and no longer renewed), so no relay claims it before; if this relay dies, the lease still runs out then.
+
 Receipts of COMMITTED effects are signed with the relay's key (\`interlock relay keygen\`).`
   static override examples = [
     '<%= config.bin %> <%= command.id %> --key relay.key',
@@ -50,7 +52,7 @@ Receipts of COMMITTED effects are signed with the relay's key (\`interlock relay
       relayId: this.flags['relay-id'] ?? settings?.id ?? `${hostname()}-${process.pid}`,
       key,
       policy: new RulesPolicy(config.policy.rules),
-      retry: { maxAttempts: config.gate.maxAttempts, backoffMs: config.gate.backoffMs },
+      retry: config.gate,
       concurrency: this.flags.concurrency ?? settings?.concurrency,
       leaseMs: this.flags['lease-ms'] ?? settings?.leaseMs,
       pollMs: this.flags['poll-ms'] ?? settings?.pollMs,

@@ -11,6 +11,7 @@ export const DEFAULTS = {
   postgresAccess: 'full' as const,
   maxAttempts: 5,
   backoffMs: 200,
+  maxWaitMs: 30_000,
   repoBranch: 'main',
   repoAuthor: 'Interlock <interlock@localhost>',
   httpMethod: 'POST',
@@ -38,7 +39,7 @@ export const DEFAULTS = {
 export function defaultConfig(dir: string): InterlockConfig {
   return {
     store: { kind: 'sqlite', path: resolve(dir, DEFAULTS.sqlitePath) },
-    gate: { maxAttempts: DEFAULTS.maxAttempts, backoffMs: DEFAULTS.backoffMs },
+    gate: { maxAttempts: DEFAULTS.maxAttempts, backoffMs: DEFAULTS.backoffMs, maxWaitMs: DEFAULTS.maxWaitMs },
     targets: {},
     operators: [],
     policy: { rules: [] },

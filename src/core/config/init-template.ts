@@ -91,6 +91,9 @@ const GATE = `# ── Gate ─────────────────�
 max_attempts = 5
 # First back-off between tries, in milliseconds, doubled after each try.
 backoff_ms = 200
+# Longest wait in place for a service's Retry-After or rate-limit reset, in milliseconds;
+# a longer one returns the effect to AUTHORIZED until then.
+max_wait_ms = 30000
 `
 
 const NO_TARGETS = `# ── Targets ──────────────────────────────────────────────────────────────────

@@ -33,6 +33,7 @@ export function normalizeGate(raw: Table | undefined): GateConfig {
   return {
     maxAttempts: (raw?.max_attempts as number | undefined) ?? DEFAULTS.maxAttempts,
     backoffMs: (raw?.backoff_ms as number | undefined) ?? DEFAULTS.backoffMs,
+    maxWaitMs: (raw?.max_wait_ms as number | undefined) ?? DEFAULTS.maxWaitMs,
   }
 }
 

@@ -100,6 +100,13 @@ const gate = {
       maximum: DURATION_MAX_MS,
       description: 'First back-off between tries in milliseconds, doubled after each try. Default 200.',
     },
+    max_wait_ms: {
+      type: 'integer',
+      minimum: 0,
+      maximum: DURATION_MAX_MS,
+      description:
+        'Longest wait in place between tries, in milliseconds: a Retry-After or rate-limit reset a service asks for, and the back-off. A service that asks for longer gets the effect back: it returns to AUTHORIZED and is not sent again before that time, so no relay slot, lease or inline submit waits on it. Default 30000.',
+    },
   },
 } as const
 

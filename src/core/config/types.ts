@@ -32,6 +32,8 @@ export interface GateConfig {
   maxAttempts: number
   /** First back-off between tries, doubled each time (default 200). */
   backoffMs: number
+  /** Longest wait in place between tries; a service asking for longer gets the effect returned to AUTHORIZED (default 30000). */
+  maxWaitMs: number
 }
 
 export interface RepoTargetConfig {

@@ -8,19 +8,19 @@
 import { dispatch } from '../dispatch.js'
 import type { EffectSnapshot } from '../effect.js'
 import { DEFAULT_RETRY } from '../gate.js'
-import type { GateContext } from '../gate-context.js'
+import type { GateContext, RetryOptions } from '../gate-context.js'
 import type { SubmitOutcome } from '../outcome.js'
 import { allowAll } from '../policy.js'
 import type { Store } from '../stores/store.js'
 import type { EffectTarget } from '../targets/target.js'
 
-export function redispatch(store: Store, targets: Map<string, EffectTarget>, snap: EffectSnapshot, retry = DEFAULT_RETRY): Promise<SubmitOutcome> {
+export function redispatch(store: Store, targets: Map<string, EffectTarget>, snap: EffectSnapshot, retry: Partial<RetryOptions> = {}): Promise<SubmitOutcome> {
   const ctx: GateContext = {
     store,
     targets,
     // Already authorized by the operator's resolution: policy was asked before the first dispatch.
     policy: allowAll,
-    retry,
+    retry: { ...DEFAULT_RETRY, ...retry },
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   }
   return dispatch(ctx, snap, { recovering: false })

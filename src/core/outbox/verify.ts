@@ -202,6 +202,10 @@ function checkStatements(
     const need = rule?.quorum ?? 1
     if (signers.size < need) problem(r, `${where(r)} authorizes a held effect with ${signers.size} valid release${signers.size === 1 ? '' : 's'} unexpired when the last was journaled; rule "${track.rule}" needs ${need}`)
   }
+  // A return (the target did not apply it: returned.ts) says why; an authorization from DISPATCHED that does not is no return.
+  if (from === 'DISPATCHED' && r.state === 'AUTHORIZED' && typeof r.data.returned !== 'string') {
+    problem(r, `${where(r)} returns effect ${r.effectId} from DISPATCHED to AUTHORIZED without saying why (no "returned" reason)`)
+  }
   if (from === 'AMBIGUOUS' && !signed.some((s) => s.statement.kind === 'resolution')) {
     problem(r, `${where(r)} resolves an AMBIGUOUS effect without an operator's signed resolution`)
   }

@@ -90,6 +90,7 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
     policy: opts.policy,
     retry: opts.retry,
     sleep: opts.sleep,
+    now: opts.now,
     // Sends only while its lease is live (leases.ts); a dry run applies nothing.
     stillHeld: (id) => !claims || claims.live(id),
   })

@@ -6,6 +6,13 @@
  * renews its leases and heartbeats, and on stop() drains: claims nothing
  * more, finishes what it started, gives back what it had not started.
  *
+ * An effect the service asked to wait for longer than the gate waits in place
+ * (an outcome with `notBefore`, e.g. returned to AUTHORIZED: returned.ts) frees
+ * its concurrency slot at once; its lease is parked rather than held: renewed
+ * once to last until notBefore, then forgotten (never renewed again). No relay
+ * can claim it before then, and if this relay dies the lease still runs out
+ * then.
+ *
  * Why several relays never dispatch one effect twice: see README.md here.
  */
 import { hostname } from 'node:os'
@@ -106,6 +113,7 @@ export class Relay {
       policy: opts.policy ?? allowAll,
       retry: { ...DEFAULT_RETRY, ...opts.retry },
       sleep: opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
+      now: () => this.now().getTime(),
       stillHeld: (id) => this.stillHeld(id),
     }
   }
@@ -268,12 +276,36 @@ export class Relay {
       const outcome = await advance(this.ctx, snap, { recovering: snap.state === 'DISPATCHED' })
       this.metrics.outcome(snap.effect.target, outcome.status)
       this.storeOk()
+      if (outcome.status === 'in_flight' && outcome.notBefore) await this.park(snap.effect.id, outcome.notBefore)
     } catch (e) {
       // The effect stays where it is; its lease runs out and it is claimed again (by us or another relay).
       this.metrics.errors++
       this.storeFailed(`working on effect ${snap.effect.id}`, e)
     } finally {
       this.book.remove(snap.effect.id)
+    }
+  }
+
+  /**
+   * Keeps every relay off an effect until `notBefore` without holding it: the
+   * lease is renewed once to run out then, and dropped from the book first so
+   * the periodic renewal leaves it alone. advance() refuses to send a returned
+   * effect before its notBefore anyway, so a renewal racing this one (it can
+   * only shorten the lease) costs a claim, never a send.
+   */
+  private async park(effectId: string, notBefore: string): Promise<void> {
+    const lease = this.book.lease(effectId)
+    if (!lease) return
+    this.book.remove(effectId)
+    const ref = { effectId, token: lease.token }
+    const ms = Date.parse(notBefore) - this.now().getTime()
+    try {
+      if (ms > 0) await this.store.renewLease(this.id, [ref], Math.ceil(ms))
+      else await this.store.releaseLease(this.id, [ref])
+      this.storeOk()
+    } catch (e) {
+      // The lease runs out on its own: a claim may then come early, and advance() still sends nothing early.
+      this.storeFailed(`parking the lease on effect ${effectId}`, e)
     }
   }
 
