@@ -16,6 +16,18 @@
  *   https://docs.github.com/en/rest/git/commits, https://docs.github.com/en/rest/git/refs
  * - A missing or wrong token: 401 "Bad credentials".
  *   https://docs.github.com/en/rest/authentication/authenticating-to-the-rest-api
+ * - Rate limits, as "Rate limits for the REST API" and "Troubleshooting the REST API"
+ *   document them (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api,
+ *   https://docs.github.com/en/rest/using-the-rest-api/troubleshooting-the-rest-api#rate-limit-errors):
+ *   every answer carries x-ratelimit-limit, -remaining, -used, -reset (UTC epoch seconds) and
+ *   -resource; past the primary limit a request is answered 403 or 429 with
+ *   x-ratelimit-remaining: 0 until the reset time (`primaryLimit`); past a secondary limit,
+ *   403 or 429 with a message saying so, with or without retry-after (`secondaryLimit`).
+ * - A merge while the base branch moves under it: 405 "Base branch was modified. Review and
+ *   try the merge again." (`baseMovesDuringMerge`). The merge endpoint documents 405 for a
+ *   merge that "cannot be performed" (https://docs.github.com/en/rest/pulls/pulls#merge-a-pull-request);
+ *   this message is GitHub's own, and it says to try again: nothing was merged, and a new
+ *   try merges onto the moved base.
  *
  * Trees are opaque ids here: a merge gets a new one, a revert reuses its target's.
  * What counts as an application (the ledger): a merge, and a branch moved to a
@@ -47,6 +59,19 @@ export interface Pull {
 
 const TRAILER = /^Interlock-Effect: ([0-9a-f]{64})$/m
 const DOCS = 'https://docs.github.com/rest'
+const RATE_LIMIT_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api'
+/** The primary limit of a personal access token, per hour. */
+const PRIMARY_LIMIT = 5000
+
+export interface SecondaryLimit {
+  /** Only requests whose "METHOD path" starts with this (default: any). */
+  route?: string
+  /** Requests it answers (default 1). */
+  times?: number
+  status?: 403 | 429
+  /** retry-after, in seconds; GitHub may send it or not. */
+  retryAfterSeconds?: number
+}
 
 export class GithubEmulator extends Emulator {
   readonly commits = new Map<string, Commit>()
@@ -56,7 +81,12 @@ export class GithubEmulator extends Emulator {
   permissions = { admin: false, maintain: false, push: true, triage: true, pull: true }
   /** The account GET /user names. */
   login = 'interlock-bot'
+  /** The emulator's wall clock, epoch ms (rate-limit resets are told in its seconds). */
+  now: () => number = Date.now
   private seq = 0
+  private primary = { remaining: PRIMARY_LIMIT, resetAt: 0, status: 403 as 403 | 429 }
+  private secondary: (SecondaryLimit & { left: number })[] = []
+  private baseMoves = 0
 
   constructor(
     readonly owner = 'acme',
@@ -127,6 +157,27 @@ export class GithubEmulator extends Emulator {
     return [...seen].map((s) => this.commits.get(s)!).sort((a, b) => b.seq - a.seq)
   }
 
+  // ── Limits and races, as GitHub documents them ──────────────────────────
+
+  /**
+   * The primary rate limit: `remaining` more requests until `resetInSeconds` from now;
+   * past them every request is answered `status` (GitHub uses 403 or 429) with
+   * x-ratelimit-remaining: 0, until the reset time, when the full limit is back.
+   */
+  primaryLimit(opts: { remaining: number; resetInSeconds: number; status?: 403 | 429 }): void {
+    this.primary = { remaining: opts.remaining, resetAt: Math.floor(this.now() / 1000) + opts.resetInSeconds, status: opts.status ?? 403 }
+  }
+
+  /** The next matching request(s) exceed a secondary rate limit. */
+  secondaryLimit(limit: SecondaryLimit): void {
+    this.secondary.push({ ...limit, left: limit.times ?? 1 })
+  }
+
+  /** The next `times` merges find that a push moved the base branch under them (405). */
+  baseMovesDuringMerge(times = 1): void {
+    this.baseMoves += times
+  }
+
   // ── The REST API ─────────────────────────────────────────────────────────
 
   protected async route(req: EmulatorRequest): Promise<EmulatorResponse> {
@@ -134,6 +185,43 @@ export class GithubEmulator extends Emulator {
     if (auth !== `Bearer ${this.token}` && auth !== `token ${this.token}`) {
       return { status: 401, body: { message: 'Bad credentials', documentation_url: DOCS } }
     }
+    const limited = this.rateLimited(req)
+    const res = limited ?? (await this.serve(req))
+    return { ...res, headers: { ...this.rateHeaders(), ...res.headers } }
+  }
+
+  /** x-ratelimit-* headers, on every answer. */
+  private rateHeaders(): Record<string, string> {
+    const remaining = Math.max(0, this.primary.remaining)
+    return {
+      'x-ratelimit-limit': String(PRIMARY_LIMIT),
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-used': String(PRIMARY_LIMIT - remaining),
+      'x-ratelimit-reset': String(this.primary.resetAt),
+      'x-ratelimit-resource': 'core',
+    }
+  }
+
+  private rateLimited(req: EmulatorRequest): EmulatorResponse | undefined {
+    const nowS = Math.floor(this.now() / 1000)
+    if (this.primary.resetAt <= nowS) this.primary = { remaining: PRIMARY_LIMIT, resetAt: nowS + 3600, status: this.primary.status }
+    if (this.primary.remaining <= 0) {
+      return { status: this.primary.status, body: { message: 'API rate limit exceeded for user ID 1.', documentation_url: RATE_LIMIT_DOCS } }
+    }
+    this.primary.remaining--
+    const key = `${req.method} ${req.path}`
+    const i = this.secondary.findIndex((l) => !l.route || key.startsWith(l.route))
+    if (i < 0) return undefined
+    const limit = this.secondary[i]!
+    if (--limit.left <= 0) this.secondary.splice(i, 1)
+    return {
+      status: limit.status ?? 403,
+      body: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', documentation_url: RATE_LIMIT_DOCS },
+      headers: limit.retryAfterSeconds === undefined ? {} : { 'retry-after': String(limit.retryAfterSeconds) },
+    }
+  }
+
+  private async serve(req: EmulatorRequest): Promise<EmulatorResponse> {
     const prefix = `/repos/${this.owner}/${this.repo}`
     // `interlock check`'s probes, read-only:
     // https://docs.github.com/en/rest/users/users#get-the-authenticated-user
@@ -186,6 +274,12 @@ export class GithubEmulator extends Emulator {
     }
     if (body.sha !== undefined && body.sha !== p.headSha) {
       return { status: 409, body: { message: 'Head branch was modified. Review and try the merge again.', documentation_url: DOCS } }
+    }
+    if (this.baseMoves > 0) {
+      // Someone else's push lands on the base while this merge is computed: nothing is merged.
+      this.baseMoves--
+      this.commitOn(p.baseRef, 'pushed to the base during the merge')
+      return { status: 405, body: { message: 'Base branch was modified. Review and try the merge again.', documentation_url: DOCS } }
     }
     const title = typeof body.commit_title === 'string' ? body.commit_title : method === 'squash' ? `${p.title} (#${n})` : `Merge pull request #${n} from ${this.owner}/${p.headRef}`
     const extra = typeof body.commit_message === 'string' ? body.commit_message : p.title

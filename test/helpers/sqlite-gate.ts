@@ -34,6 +34,10 @@ export interface SqliteGateOptions {
   retry?: Partial<RetryOptions>
   /** Really sleep (for tests that need time to pass between tries); default: record and return at once. */
   realSleep?: boolean
+  /** The gate's wall clock (default Date.now), e.g. one a test moves on as the gate sleeps. */
+  now?: () => number
+  /** Told of every sleep the gate asks for, e.g. to move that clock on. */
+  onSleep?: (ms: number) => void
 }
 
 export async function sqliteGate(makeTargets: () => EffectTarget[], opts: SqliteGateOptions = {}): Promise<SqliteGate> {
@@ -48,9 +52,10 @@ export async function sqliteGate(makeTargets: () => EffectTarget[], opts: Sqlite
     const slept: number[] = []
     const sleep = async (ms: number) => {
       slept.push(ms)
+      opts.onSleep?.(ms)
       if (opts.realSleep) await new Promise((r) => setTimeout(r, ms))
     }
-    const gate = new Gate({ store, targets, sleep, retry: { maxAttempts: 3, backoffMs: 1, ...opts.retry } })
+    const gate = new Gate({ store, targets, sleep, now: opts.now, retry: { maxAttempts: 3, backoffMs: 1, ...opts.retry } })
     return { gate, store, slept, restart: start, cleanup }
   }
   const cleanup = async () => {

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { JsonObject } from '../../../src/core/canonical-json.js'
 import { toEffect, type Effect } from '../../../src/core/effect.js'
 import { ConfigError, DispatchFault, InputError } from '../../../src/core/errors.js'
-import { GithubTarget, type GithubTargetSettings } from '../../../src/core/targets/github/index.js'
+import { GithubTarget, type GithubTargetOptions, type GithubTargetSettings } from '../../../src/core/targets/github/index.js'
+import { githubFault } from '../../../src/core/targets/github/faults.js'
 import type { ApplyContext } from '../../../src/core/targets/target.js'
 import type { FaultMode } from '../../emulators/emulator.js'
 import { GithubEmulator } from '../../emulators/github.js'
@@ -17,8 +18,8 @@ let gh: GithubEmulator
 let sg: SqliteGate
 const extra: GithubTarget[] = []
 
-function target(over: Partial<GithubTargetSettings> = {}): GithubTarget {
-  return new GithubTarget('gh', { token: gh.token, owner: gh.owner, repo: gh.repo, baseUrl: gh.url, timeoutMs: 400, connectTimeoutMs: 400, ...over })
+function target(over: Partial<GithubTargetSettings> = {}, options: GithubTargetOptions = {}): GithubTarget {
+  return new GithubTarget('gh', { token: gh.token, owner: gh.owner, repo: gh.repo, baseUrl: gh.url, timeoutMs: 400, connectTimeoutMs: 400, ...over }, options)
 }
 
 beforeEach(async () => {
@@ -148,6 +149,114 @@ describe('GitHub merge premises', () => {
     const out = await sg.gate.submit({ thread: THREAD, target: 'gh', action: 'merge', args: { pull_number: pr.number }, premises: {} })
     expect(out).toMatchObject({ status: 'rejected', violations: [expect.stringContaining('premises.head_sha is missing')] })
     expect(sent('PUT', '/merge')).toBe(0)
+  })
+})
+
+describe('GitHub merge: what GitHub says to try again is tried again, never FAILED', () => {
+  // One clock for GitHub, the target and the gate; the gate's sleeps move it on.
+  let clock = 0
+  let cg: SqliteGate
+  beforeEach(async () => {
+    clock = Date.parse('2031-05-01T12:00:00.000Z')
+    gh.now = () => clock
+    cg = await sqliteGate(() => [target({}, { now: () => clock })], { now: () => clock, onSleep: (ms) => (clock += ms) })
+  })
+  afterEach(async () => {
+    await cg.cleanup()
+  })
+  async function input(n: number) {
+    const args = { pull_number: n }
+    return { thread: THREAD, target: 'gh', action: 'merge', args, premises: await cg.gate.capture('gh', 'merge', args) }
+  }
+
+  it('405 "Base branch was modified": tried again after the back-off, merged once onto the moved base', async () => {
+    const pr = gh.openPull()
+    const merge = await input(pr.number)
+    gh.baseMovesDuringMerge(1)
+    const out = await cg.gate.submit(merge)
+    expect(out.status).toBe('committed')
+    expect(sent('PUT', '/merge')).toBe(2)
+    expect(gh.count(out.effectId)).toBe(1)
+    const commit = gh.commits.get(gh.pull(pr.number).mergeCommitSha!)!
+    expect(gh.commits.get(commit.parents[0]!)!.message).toBe('pushed to the base during the merge')
+    expect(cg.slept).toEqual([1])
+  })
+
+  it('405 "Base branch was modified" on every try: left in flight, not FAILED; recovery merges it once', async () => {
+    const pr = gh.openPull()
+    const merge = await input(pr.number)
+    gh.baseMovesDuringMerge(3)
+    const out = await cg.gate.submit(merge)
+    expect(out).toMatchObject({ status: 'in_flight', state: 'DISPATCHED', reason: expect.stringContaining('Base branch was modified') })
+    const report = await cg.gate.recover()
+    expect(report.effects).toMatchObject([{ action: 'applied-after-query', outcome: { status: 'committed' } }])
+    expect(gh.count(out.effectId)).toBe(1)
+  })
+
+  it.each([403, 429] as const)('primary rate limit (%i, x-ratelimit-remaining: 0): waits in place until x-ratelimit-reset, then merges once', async (status) => {
+    const pr = gh.openPull()
+    const merge = await input(pr.number)
+    // The premise check takes the last request of the window; the merge meets the limit.
+    gh.primaryLimit({ remaining: 1, resetInSeconds: 20, status })
+    const out = await cg.gate.submit(merge)
+    expect(out.status).toBe('committed')
+    expect(cg.slept).toEqual([20_000])
+    expect(sent('PUT', '/merge')).toBe(2)
+    expect(gh.count(out.effectId)).toBe(1)
+  })
+
+  it('primary rate limit an hour away: returned to AUTHORIZED until the reset, nothing slept; then premises re-checked, merged once', async () => {
+    const pr = gh.openPull()
+    const merge = await input(pr.number)
+    gh.primaryLimit({ remaining: 1, resetInSeconds: 3600, status: 429 })
+    const out = await cg.gate.submit(merge)
+    const reset = new Date(clock + 3_600_000).toISOString()
+    expect(out).toMatchObject({ status: 'in_flight', state: 'AUTHORIZED', notBefore: reset, reason: expect.stringContaining('primary rate limit') })
+    expect(cg.slept).toEqual([])
+    expect(sent('PUT', '/merge')).toBe(1)
+
+    clock += 3_599_000
+    expect((await cg.gate.recover()).skipped.recent).toBe(1)
+    expect(sent('PUT', '/merge')).toBe(1)
+    clock += 1_000
+    const report = await cg.gate.recover()
+    expect(report.effects).toMatchObject([{ found: 'AUTHORIZED', action: 'resumed', outcome: { status: 'committed' } }])
+    expect(sent('PUT', '/merge')).toBe(2)
+    expect(gh.count(out.effectId)).toBe(1)
+    expect((await cg.store.history(out.effectId)).map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
+  })
+
+  it('secondary rate limit with retry-after: waits that long in place, then merges once', async () => {
+    const pr = gh.openPull()
+    const merge = await input(pr.number)
+    gh.secondaryLimit({ route: 'PUT ', retryAfterSeconds: 5 })
+    const out = await cg.gate.submit(merge)
+    expect(out.status).toBe('committed')
+    expect(cg.slept).toEqual([5_000])
+    expect(gh.count(out.effectId)).toBe(1)
+  })
+
+  it('secondary rate limit without retry-after: at least a minute, longer than max_wait_ms, so returned until then', async () => {
+    const pr = gh.openPull()
+    const merge = await input(pr.number)
+    gh.secondaryLimit({ route: 'PUT ', status: 403 })
+    const out = await cg.gate.submit(merge)
+    expect(out).toMatchObject({ status: 'in_flight', state: 'AUTHORIZED', notBefore: new Date(clock + 60_000).toISOString() })
+    expect(out.status === 'in_flight' && out.reason).toContain('exceeded a secondary rate limit')
+    clock += 60_000
+    expect((await cg.gate.recover()).counts).toEqual({ committed: 1 })
+    expect(gh.count(out.effectId)).toBe(1)
+  })
+
+  it('a 403 that is no rate limit is a refusal; a 405 other than a moved base keeps meaning FAILED', () => {
+    const answer = (status: number, message: string, headers: Record<string, string> = {}) => ({ status, body: { message }, text: '', headers })
+    const perm = githubFault(answer(403, 'Resource not accessible by integration', { 'x-ratelimit-remaining': '4999', 'x-ratelimit-reset': '1999999999' }), 'merge', 'gh', clock)
+    expect(perm?.kind).toBe('refused')
+    expect(githubFault(answer(405, 'Merge commits are not allowed on this repository.'), 'merge', 'gh', clock)?.kind).toBe('refused')
+    expect(githubFault(answer(405, 'Base branch was modified. Review and try the merge again.'), 'merge', 'gh', clock)?.kind).toBe('retry-later')
+    // A reset our clock already sees as past (skew) is still not an immediate retry.
+    const skewed = githubFault(answer(403, 'API rate limit exceeded', { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(clock / 1000 - 5) }), 'merge', 'gh', clock)
+    expect(skewed).toMatchObject({ kind: 'retry-later', retryAfterMs: 1_000 })
   })
 })
 
