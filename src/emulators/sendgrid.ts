@@ -11,7 +11,12 @@
  *   `X-Message-Id` header (https://sendgrid.com/docs/glossary/x-message-id/).
  * - Errors (https://www.twilio.com/docs/sendgrid/api-reference/how-to-use-the-sendgrid-v3-api/errors):
  *   `{ "errors": [{ "message", "field", "help" }] }`; 400 bad request, 401
- *   bad key, 429 rate limit (with X-RateLimit-Reset).
+ *   bad key, 403 "Too many bad requests. Temporary block" (`temporaryBlock`:
+ *   every request is refused so until the block lifts; SendGrid documents no
+ *   duration and no Retry-After for it), 429 rate limit (with X-RateLimit-Reset).
+ * - Mail Send's own 403: a from address that is not a verified Sender Identity
+ *   (`verifiedSenders`), a definite refusal
+ *   (https://www.twilio.com/docs/sendgrid/for-developers/sending-email/sender-identity).
  * - Global suppressions (https://www.twilio.com/docs/sendgrid/api-reference/suppressions-global-suppressions/retrieve-a-global-suppression):
  *   `GET /v3/asm/suppressions/global/{email}` answers `{ "recipient_email" }`
  *   when suppressed and `{}` when not.
@@ -32,9 +37,14 @@ export class SendgridEmulator extends Emulator {
   readonly sent: SentMail[] = []
   readonly suppressed = new Set<string>()
   private rateLimits = 0
+  private blockedUntil = 0
   private seq = 0
   /** The key's scopes, as GET /v3/scopes lists them. */
   scopes = ['mail.send', 'asm.suppressions.global.read']
+  /** From addresses that are verified Sender Identities (null: any). */
+  verifiedSenders: Set<string> | null = null
+  /** The emulator's wall clock, epoch ms. */
+  now: () => number = Date.now
 
   constructor(readonly apiKey = 'SG.emulator.key-for-tests-only') {
     super()
@@ -50,6 +60,11 @@ export class SendgridEmulator extends Emulator {
     this.rateLimits += times
   }
 
+  /** SendGrid blocks the caller for `seconds` ("Too many bad requests"): every request meanwhile is answered 403. */
+  temporaryBlock(seconds: number): void {
+    this.blockedUntil = this.now() + seconds * 1000
+  }
+
   sentFor(effectId: string): SentMail[] {
     return this.sent.filter((m) => m.effectId === effectId)
   }
@@ -58,6 +73,7 @@ export class SendgridEmulator extends Emulator {
     if (req.headers.authorization !== `Bearer ${this.apiKey}`) {
       return errors(401, [{ message: 'The provided authorization grant is invalid, expired, or revoked', field: null }])
     }
+    if (this.now() < this.blockedUntil) return errors(403, [{ message: 'Too many bad requests. Temporary block', field: null }])
     const suppression = /^\/v3\/asm\/suppressions\/global\/([^/]+)$/.exec(req.path)
     if (req.method === 'GET' && suppression) {
       const email = decodeURIComponent(suppression[1]!).toLowerCase()
@@ -73,7 +89,7 @@ export class SendgridEmulator extends Emulator {
   private async send(req: EmulatorRequest): Promise<EmulatorResponse> {
     if (this.rateLimits > 0) {
       this.rateLimits--
-      return { ...errors(429, [{ message: 'too many requests', field: null }]), headers: { 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 2) } }
+      return { ...errors(429, [{ message: 'too many requests', field: null }]), headers: { 'x-ratelimit-reset': String(Math.floor(this.now() / 1000) + 2) } }
     }
     let body: Record<string, unknown>
     try {
@@ -83,6 +99,10 @@ export class SendgridEmulator extends Emulator {
     }
     const problems = check(body)
     if (problems.length > 0) return errors(400, problems)
+    const from = String((body.from as { email?: unknown }).email).toLowerCase()
+    if (this.verifiedSenders && !this.verifiedSenders.has(from)) {
+      return errors(403, [{ message: 'The from address does not match a verified Sender Identity. Mail cannot be sent until this error is resolved.', field: 'from' }])
+    }
     const customArgs = (body.custom_args ?? {}) as Record<string, string>
     const effectId = customArgs.interlock_effect_id
     return this.apply(req, effectId, () => {

@@ -172,6 +172,16 @@ describe('HttpTarget fault classes', () => {
     expect(g.retryAfterMs).toBe(30_000)
   })
 
+  it('403 with Retry-After: the service says "not now", retry later; a 403 without it stays refused', async () => {
+    service.setFault({ kind: 'status', status: 403, retryAfter: '90', body: { message: 'You have exceeded a secondary rate limit.' } }, { times: 1 })
+    const f = await fault(target({ tier: 3, url: `${service.url}/plain` }).apply(effect(), first))
+    expect(f).toMatchObject({ kind: 'retry-later', retryAfterMs: 90_000 })
+
+    service.setFault({ kind: 'status', status: 403, body: { message: 'Forbidden: this key may not charge' } }, { times: 1 })
+    const g = await fault(target({ tier: 3, url: `${service.url}/plain` }).apply(effect(), first))
+    expect(g.kind).toBe('refused')
+  })
+
   it('never lets a header value into an error or a receipt, even when the service echoes it', async () => {
     service.setFault({ kind: 'status', status: 401, body: { error: { message: `bad key Bearer ${SECRET}` } } }, { times: 1 })
     const f = await fault(target({ tier: 1 }).apply(effect(), first))

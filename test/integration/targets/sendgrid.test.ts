@@ -29,14 +29,14 @@ afterEach(async () => {
   await sendgrid.close()
 })
 
-function target(over: { timeoutMs?: number; baseUrl?: string; apiKey?: string } = {}): SendgridMailTarget {
-  const t = new SendgridMailTarget('mail', { apiKey: KEY, baseUrl: sendgrid.url, timeoutMs: 2000, connectTimeoutMs: 1000, ...over })
+function target(over: { timeoutMs?: number; baseUrl?: string; apiKey?: string } = {}, now?: () => number): SendgridMailTarget {
+  const t = new SendgridMailTarget('mail', { apiKey: KEY, baseUrl: sendgrid.url, timeoutMs: 2000, connectTimeoutMs: 1000, ...over }, now ? { now } : {})
   targets.push(t)
   return t
 }
 
 async function gate(opts: Parameters<typeof sqliteGate>[1] = {}, over: Parameters<typeof target>[0] = {}): Promise<SqliteGate> {
-  harness = await sqliteGate(() => [target(over)], opts)
+  harness = await sqliteGate(() => [target(over, opts.now)], opts)
   return harness
 }
 
@@ -125,6 +125,51 @@ describe('SendGrid send through the gate', () => {
     expect(slept).toHaveLength(1)
     expect(slept[0]).toBeGreaterThan(0)
     expect(slept[0]).toBeLessThanOrEqual(3000)
+  })
+
+  describe('403 "Too many bad requests. Temporary block"', () => {
+    // One clock for SendGrid, the target and the gate; the gate's sleeps move it on.
+    let clock = 0
+    const clocked = (maxWaitMs?: number) => {
+      clock = Date.parse('2031-05-01T12:00:00.000Z')
+      sendgrid.now = () => clock
+      return gate({ now: () => clock, onSleep: (ms) => (clock += ms), retry: maxWaitMs === undefined ? {} : { maxWaitMs } })
+    }
+
+    it('is not a refusal: the mail goes back to AUTHORIZED for a minute at a time, never FAILED or AMBIGUOUS, and is sent once the block lifts', async () => {
+      const { gate: g, slept, store } = await clocked()
+      sendgrid.temporaryBlock(90)
+      const out = await g.submit(input(mail()))
+      expect(out).toMatchObject({ status: 'in_flight', state: 'AUTHORIZED', notBefore: new Date(clock + 60_000).toISOString() })
+      expect(out.status === 'in_flight' && out.reason).toContain('Temporary block')
+      expect(slept).toEqual([])
+      clock += 60_000
+      expect((await g.recover()).effects).toMatchObject([{ action: 'resumed', outcome: { status: 'in_flight', state: 'AUTHORIZED' } }])
+      clock += 60_000
+      expect((await g.recover()).effects).toMatchObject([{ action: 'resumed', outcome: { status: 'committed' } }])
+      expect(sendgrid.count(out.effectId)).toBe(1)
+      expect(posts()).toHaveLength(3)
+      expect((await store.history(out.effectId)).map((r) => r.state)).toEqual([
+        'PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AUTHORIZED', 'DISPATCHED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED',
+      ])
+    })
+
+    it('with max_wait_ms above the minute, it is waited for in place and sent in the same submit', async () => {
+      const { gate: g, slept } = await clocked(120_000)
+      sendgrid.temporaryBlock(45)
+      const out = await g.submit(input(mail()))
+      expect(out.status).toBe('committed')
+      expect(slept).toEqual([60_000])
+      expect(sendgrid.count(out.effectId)).toBe(1)
+    })
+
+    it('a 403 for a from address that is no verified Sender Identity stays a refusal (FAILED)', async () => {
+      const { gate: g } = await clocked()
+      sendgrid.verifiedSenders = new Set(['noreply@shop.example'])
+      const out = await g.submit(input(mail()))
+      expect(out).toMatchObject({ status: 'failed', reason: expect.stringContaining('(403): The from address does not match a verified Sender Identity') })
+      expect(sendgrid.sent).toHaveLength(0)
+    })
   })
 
   it('a wrong key is refused (FAILED) with SendGrid\'s message and without the key', async () => {

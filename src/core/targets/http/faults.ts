@@ -8,8 +8,14 @@
  * - anything after that (reset, timeout waiting for headers or body, 5xx, a
  *   redirect) → 'unknown', since the service may have acted;
  * - an answer that says "not done": 412 → 'premise', 429 (and 409 for an
- *   idempotency key still in flight, tier 1) → 'retry-later', other 4xx →
- *   'refused' with the service's message.
+ *   idempotency key still in flight, tier 1) → 'retry-later', a 403 that
+ *   carries Retry-After (a service saying "not now", as GitHub's secondary
+ *   rate limit does) → 'retry-later', other 4xx → 'refused' with the
+ *   service's message.
+ *
+ * A wait a service asks for is passed on as `retryAfterMs`; the gate waits
+ * in place only up to `[gate] max_wait_ms` and returns the effect to
+ * AUTHORIZED for longer ones (src/core/returned.ts).
  */
 import type { JsonValue } from '../../canonical-json.js'
 import { DispatchFault } from '../../errors.js'
@@ -83,16 +89,21 @@ export function faultFromStatus(answer: Answer, tier: Tier, where: string, nowMs
   const said = serviceMessage(answer.body)
   const context = { status }
   if (status === 412) return new DispatchFault('premise', `${where} answered 412: a precondition failed: ${said}`, { context })
-  if (status === 429 || (status === 409 && tier === 1)) {
-    const retryAfterMs = parseRetryAfter(answer.retryAfter, nowMs)
-    const why = status === 429 ? 'too many requests' : 'the same idempotency key is still in flight'
-    return new DispatchFault('retry-later', `${where} answered ${status} (${why})${retryAfterMs === undefined ? '' : `; retry in ${retryAfterMs} ms`}`, {
-      context,
-      retryAfterMs,
-    })
+  const retryAfterMs = parseRetryAfter(answer.retryAfter, nowMs)
+  if (status === 429 || (status === 409 && tier === 1) || (status === 403 && retryAfterMs !== undefined)) {
+    const why = status === 429 ? 'too many requests' : status === 409 ? 'the same idempotency key is still in flight' : `not now: ${said}`
+    return retryLater(where, answer, why, retryAfterMs)
   }
   if (status >= 400 && status < 500) return new DispatchFault('refused', `${where} refused (${status}): ${said}`, { context })
   return new DispatchFault('unknown', `${where} answered ${status}; the service may or may not have acted: ${said}`, { context })
+}
+
+/** "Not taken, come back later": nothing was applied by this request. */
+export function retryLater(where: string, answer: Pick<Answer, 'status'>, why: string, retryAfterMs?: number): DispatchFault {
+  return new DispatchFault('retry-later', `${where} answered ${answer.status} (${why})${retryAfterMs === undefined ? '' : `; retry in ${retryAfterMs} ms`}`, {
+    context: { status: answer.status },
+    retryAfterMs,
+  })
 }
 
 /** Retry-After: delay in seconds, or an HTTP date. */

@@ -7,21 +7,21 @@
  * gate makes one in flight at a crash, or with an unknown outcome, AMBIGUOUS.
  * This target only says what happened on the wire:
  * - 2xx: accepted; the receipt keeps SendGrid's X-Message-Id;
- * - 429: not taken, retry later (Retry-After, else X-RateLimit-Reset, a Unix
- *   time: https://www.twilio.com/docs/sendgrid/api-reference/how-to-use-the-sendgrid-v3-api/rate-limits);
+ * - 429, and 403 "Too many bad requests. Temporary block": not taken, retry
+ *   later, after the wait SendGrid names (faults.ts);
  * - other 4xx (400 bad request, 401 bad key, 403 unverified sender, 413): refused,
  *   with SendGrid's `errors[0].message`;
- * - 5xx, reset, timeout: unknown; connection refused: not sent (faults.ts).
+ * - 5xx, reset, timeout: unknown; connection refused: not sent (http/faults.ts).
  */
 import { canonicalJson, type JsonObject } from '../../canonical-json.js'
 import type { Effect, Premises, Receipt } from '../../effect.js'
 import { DispatchFault, InputError } from '../../errors.js'
-import type { HttpAnswer, HttpClientOptions } from '../http/client.js'
-import { faultFromStatus } from '../http/faults.js'
+import type { HttpClientOptions } from '../http/client.js'
 import { bearerService, type ServiceClient, type ServiceSettings } from '../http/service.js'
 import { probeSendgrid } from './probe.js'
 import type { ApplyContext, EffectTarget, ProbeResult } from '../target.js'
 import { mailBody, parseMail, recipients } from './mail-args.js'
+import { sendgridFault } from './faults.js'
 import { captureSuppressions, checkSuppressions } from './suppressions.js'
 
 export const SENDGRID_API = 'https://api.sendgrid.com'
@@ -73,7 +73,7 @@ export class SendgridMailTarget implements EffectTarget {
     }
     const url = this.api.url('/v3/mail/send')
     const answer = await this.api.http.send('POST', url, { 'content-type': 'application/json' }, canonicalJson(mailBody(mail, effect.id)), ctx)
-    const fault = this.faultOf(answer, this.api.http.where('POST', url))
+    const fault = sendgridFault(answer, this.api.http.where('POST', url), this.api.http.now())
     if (fault) throw fault
     return { status: answer.status, message_id: answer.headers['x-message-id'] ?? null, recipients: recipients(mail).length }
   }
@@ -85,15 +85,5 @@ export class SendgridMailTarget implements EffectTarget {
 
   async close(): Promise<void> {
     await this.api.http.close()
-  }
-
-  private faultOf(answer: HttpAnswer, where: string): DispatchFault | null {
-    const now = this.api.http.now()
-    const reset = Number(answer.headers['x-ratelimit-reset'])
-    const retryAfter =
-      answer.status === 429 && answer.retryAfter === undefined && Number.isFinite(reset) && reset > 0
-        ? String(Math.max(0, Math.ceil(reset - now / 1000)))
-        : answer.retryAfter
-    return faultFromStatus({ ...answer, retryAfter }, this.tier, where, now)
   }
 }
