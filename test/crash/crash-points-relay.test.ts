@@ -9,6 +9,12 @@
  * first durable boundary is DISPATCHED: the points are after-dispatched,
  * after-apply (the window tier 2 queries and tier 3 cannot close) and
  * after-committed. Inline mode's points are in crash-points.test.ts.
+ *
+ * after-returned: the service answered 429 with a Retry-After longer than
+ * max_wait_ms, and the relay died right after journaling the return, before
+ * it could park its lease. The lease then runs out early; the relay that
+ * claims the effect must still send nothing before the time the service
+ * named, and then send it exactly once.
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -79,5 +85,62 @@ describe.each(stores)('relay crash points on %s', (storeName, storeConfig) => {
         await store.close()
       }
     })
+  })
+})
+
+describe.each(stores)('relay killed after-returned on %s', (storeName, storeConfig) => {
+  beforeAll(async () => {
+    await install(storeConfig())
+  })
+
+  it.each(TIERS)('tier %i: the next relay sends nothing before the Retry-After, then exactly once', async (tier) => {
+    const targets = { svc: targetFor(tier) }
+    const input = { thread: `relay-returned-${storeName}-${tier}`, target: 'svc', action: 'charge', args: { amount: '3.00' } }
+    const id = toEffect(input).id
+    const plan: ChildPlan = { store: storeConfig(), targets, effects: [input], retry: { maxWaitMs: 100 } }
+    const planFile = join(rig.dir, `relay-returned-${storeName}-${tier}.json`)
+    writeFileSync(planFile, JSON.stringify(plan))
+    rig.service.setFault({ kind: 'status', status: 429, retryAfter: '4' }, { times: 1 })
+    const sent = () => rig.service.requests().filter((r) => r.effectId === id).length
+
+    const child = await runTsChild('test/crash/relay-child.ts', [planFile], { [CRASH_ENV]: 'after-returned' })
+    rig.service.clearFaults()
+    expect(child.signal, child.stderr).toBe('SIGKILL')
+
+    const store = await openStore(storeConfig())
+    const live = [...createTargets(targets).values()]
+    const relay = new Relay({ store, targets: live, relayId: 'next-relay', key: generateKeyPair('relay', 'next-relay'), leaseMs: 2000, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
+    const outbox = new Outbox({ store, targets: live, pollMs: 20 })
+    try {
+      const snap = (await store.get(id))!
+      expect(snap.state).toBe('AUTHORIZED')
+      const notBefore = Date.parse(String(snap.detail.notBefore))
+      await relay.start()
+      // The dead relay's lease (700 ms) runs out long before then: the next relay claims it and must hold back.
+      while (relay.stats().claimed === 0 && Date.now() < notBefore - 300) await new Promise((r) => setTimeout(r, 20))
+      expect(relay.stats().claimed).toBeGreaterThanOrEqual(1)
+      await new Promise((r) => setTimeout(r, Math.max(0, notBefore - Date.now() - 100)))
+      expect(sent()).toBe(1)
+      expect(await outbox.result(id)).toMatchObject({ status: 'committed' })
+      await relay.stop()
+      expect(sent()).toBe(2)
+      expect(applications(tier, id)).toBe(1)
+      const history = await store.history(id)
+      expect(Date.parse(history.find((r, i) => i > 2 && r.state === 'DISPATCHED')!.at)).toBeGreaterThanOrEqual(notBefore)
+      const violations = await checkInvariants(store, {
+        effects: [{ effectId: id, tier, stale: false }],
+        applications: (e) => applications(tier, e),
+        crashedInWindow: new Set(),
+        unsure: new Set(),
+        sentEarly: new Set(),
+      })
+      expect(violations).toEqual([])
+      expect(await verifyJournal(store)).toEqual([])
+    } finally {
+      await relay.stop().catch(() => {})
+      await outbox.close()
+      for (const t of live) await t.close?.()
+      await store.close()
+    }
   })
 })

@@ -19,7 +19,7 @@ const store = await openStore(plan.store)
 const targets = [...createTargets(plan.targets).values()]
 const outbox = new Outbox({ store, targets, pollMs: 20 })
 const handles = await Promise.all(plan.effects.map((e) => outbox.submit(e)))
-const relay = new Relay({ store, targets, relayId: 'crash-relay', key: generateKeyPair('relay', 'crash-relay'), leaseMs: CHILD_LEASE_MS, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
+const relay = new Relay({ store, targets, relayId: 'crash-relay', key: generateKeyPair('relay', 'crash-relay'), leaseMs: CHILD_LEASE_MS, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10, ...plan.retry } })
 await relay.start()
 const outcomes = await Promise.all(handles.map((h) => h.result()))
 process.stdout.write(`${JSON.stringify(outcomes)}\n`)
