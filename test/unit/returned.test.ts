@@ -196,10 +196,13 @@ describe("a target that must start over ('not-applied')", () => {
 
   it('even after an unknown outcome: the target vouches that nothing took place', async () => {
     const t = new CountingTarget('t2', 2)
+    const premises = checked(t)
     t.faults = [{ kind: 'unknown' }, { kind: 'not-applied' }]
     const out = await gateWith(t).submit(effect('t2'))
     expect(out.status).toBe('committed')
     expect(t.count(out.effectId)).toBe(1)
+    expect(premises.count).toBe(2)
+    expect((await history(out.effectId)).map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
   })
 
   it('returned twice in one pass, it waits for the next pass', async () => {
@@ -216,10 +219,14 @@ describe("a target that must start over ('not-applied')", () => {
 
   it('with a wait within max_wait_ms: spent in place, then premises and the send', async () => {
     const t = new CountingTarget('t3', 3)
+    const premises = checked(t)
     t.faults = [{ kind: 'not-applied', retryAfterMs: 500 }]
     const out = await gateWith(t).submit(effect('t3'))
     expect(out.status).toBe('committed')
     expect(slept).toEqual([500])
+    expect(premises.count).toBe(2)
+    const records = await history(out.effectId)
+    expect(records[3]).toMatchObject({ state: 'AUTHORIZED', data: { returned: 'injected not-applied', notBefore: new Date(clock).toISOString() } }) // the clock stands where the wait ended
   })
 })
 
