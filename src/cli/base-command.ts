@@ -15,6 +15,7 @@ import { CONFIG_ENV_VAR, loadConfig } from '../core/config/load.js'
 import { redact, redactValue } from '../core/config/redact.js'
 import type { InterlockConfig } from '../core/config/types.js'
 import { InterlockError } from '../core/errors.js'
+import { openInterlock, type Interlock } from '../core/interlock.js'
 import { describeFailure, failureEnvelope, formatFailure } from './error-output.js'
 import { type Cell, renderTable } from './table.js'
 
@@ -75,6 +76,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       })
     }
     return this.loadedConfig
+  }
+
+  /**
+   * The store, targets, policy and operators of interlock.toml, built by the
+   * library's front door: no command can drop the config's secrets or policy.
+   * The caller closes it.
+   */
+  protected async openInterlock(): Promise<Interlock> {
+    return openInterlock({ config: await this.interlockConfig() })
   }
 
   /** Values to scrub from all output besides the config's own secrets (e.g. a token read at run time). */

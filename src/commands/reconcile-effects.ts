@@ -4,11 +4,8 @@ import { progressBar } from '../cli/progress.js'
 import { DEFAULTS } from '../core/config/defaults.js'
 import { parseDuration } from '../core/config/policy.js'
 import { UsageError } from '../core/errors.js'
-import { RulesPolicy } from '../core/policy/rules.js'
 import { reconcileEffects, type ReconcileResult } from '../core/reconcile/index.js'
 import type { RecoveredEffect } from '../core/recovery.js'
-import { openStore } from '../core/stores/open.js'
-import { createTargets } from '../core/targets/registry.js'
 
 export default class ReconcileEffects extends BaseCommand<typeof ReconcileEffects> {
   static override summary = 'Resolve effects left in flight: re-apply tier 1, query tier 2, mark tier 3 AMBIGUOUS.'
@@ -44,18 +41,18 @@ Exit codes: 0 nothing left in flight (or another run holds the lock; HELD effect
   async run(): Promise<ReconcileResult> {
     const config = await this.interlockConfig()
     const olderThanMs = this.olderThan(config.reconcile?.olderThanMs ?? DEFAULTS.reconcileOlderThanMs)
-    const store = await openStore(config.store)
-    const targets = createTargets(config.targets)
+    // Store, targets (with the config's secrets) and policy from the front door, as every command.
+    const interlock = await this.openInterlock()
     const bar = this.jsonEnabled() ? undefined : progressBar(process.stderr, 'reconciling')
     let result: ReconcileResult
     try {
       result = await reconcileEffects({
-        store,
+        store: interlock.store,
         storeConfig: config.store,
-        targets: targets.values(),
-        policy: new RulesPolicy(config.policy.rules),
-        operators: config.operators,
-        retry: config.gate,
+        targets: interlock.targets.values(),
+        policy: interlock.policy,
+        operators: interlock.operators,
+        retry: interlock.retry,
         olderThanMs,
         concurrency: this.flags.concurrency ?? config.reconcile?.concurrency ?? DEFAULTS.reconcileConcurrency,
         limit: this.flags.limit,
@@ -64,8 +61,7 @@ Exit codes: 0 nothing left in flight (or another run holds the lock; HELD effect
       })
     } finally {
       bar?.done()
-      for (const t of targets.values()) await t.close?.().catch(() => {})
-      await store.close()
+      await interlock.close()
     }
     if (!this.jsonEnabled()) this.summary(result)
     // Not an error: the run finished, and the code tells cron what it found.

@@ -9,8 +9,11 @@ import { InputError } from './errors.js'
 import { proposal, targetOf, type GateContext, type RetryOptions } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
 import { allowAll, type Policy } from './policy.js'
+import { requirePolicy } from './policy/required.js'
 import { recover, type RecoverOptions, type RecoveryReport } from './recovery.js'
 import { crashPoint } from './crash-points.js'
+import { JournalSecrets } from './secrets/journal-secrets.js'
+import { redactingStore } from './secrets/redacting-store.js'
 import type { Store } from './stores/store.js'
 import { assertTarget, type EffectTarget } from './targets/target.js'
 
@@ -28,18 +31,28 @@ export interface GateOptions {
    * target right before its write (targets/fence.ts); false sends nothing.
    */
   stillHeld?: (effectId: string) => boolean
+  /**
+   * Values never to journal, besides the `${VAR}` values targets made from
+   * interlock.toml bring along themselves (secrets/journal-secrets.ts).
+   */
+  secrets?: readonly string[]
 }
 
 export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, backoffMs: 200, maxWaitMs: 30_000 }
 
 export class Gate {
   private readonly ctx: GateContext
+  private readonly policyGiven: Policy | undefined
+  private readonly secrets: JournalSecrets
   /** Effects this process is working on: a second submit joins the first instead of racing it. */
   private readonly running = new Map<string, Promise<SubmitOutcome>>()
 
   constructor(opts: GateOptions) {
+    this.policyGiven = opts.policy
+    this.secrets = new JournalSecrets(opts.secrets)
     this.ctx = {
-      store: opts.store,
+      // Every append passes the secrets guard: nothing this gate writes can journal a secret.
+      store: redactingStore(opts.store, this.secrets),
       targets: new Map(),
       policy: opts.policy ?? allowAll,
       retry: { ...DEFAULT_RETRY, ...opts.retry },
@@ -47,17 +60,26 @@ export class Gate {
       now: opts.now ?? Date.now,
       stillHeld: opts.stillHeld,
     }
-    for (const t of opts.targets ?? []) this.register(t)
+    const targets = [...(opts.targets ?? [])]
+    // All at once first, so the error names every rule and target it concerns.
+    requirePolicy('this Gate', targets, opts.policy)
+    for (const t of targets) this.register(t)
   }
 
   get store(): Store {
     return this.ctx.store
   }
 
-  /** Adds a target; refuses one that cannot honour its tier (a tier-2 target without query). */
+  /**
+   * Adds a target; refuses one that cannot honour its tier (a tier-2 target
+   * without query), and one from an interlock.toml whose policy rules this
+   * gate was not given (policy/required.ts).
+   */
   register(target: EffectTarget): this {
     assertTarget(target)
     if (this.ctx.targets.has(target.name)) throw new InputError(`a target named ${JSON.stringify(target.name)} is already registered`)
+    requirePolicy('this Gate', [target], this.policyGiven)
+    this.secrets.addTarget(target)
     this.ctx.targets.set(target.name, target)
     return this
   }
@@ -70,7 +92,8 @@ export class Gate {
   async capture(target: string, action: string, args: JsonObject): Promise<Premises> {
     const t = targetOf(this.ctx, target)
     if (!t.capture) throw new InputError(`target ${target} cannot capture premises; pass them with the effect`)
-    return t.capture(action, args)
+    // Scrubbed here, as submit scrubs premises passed in: what the agent holds is what is journaled.
+    return this.secrets.scrub(await t.capture(action, args))
   }
 
   /**
@@ -82,7 +105,8 @@ export class Gate {
     let effect: Effect
     let target: EffectTarget
     try {
-      effect = toEffect(input)
+      // Refused when its args hold a secret; premises scrubbed, so what runs is what is journaled.
+      effect = this.secrets.admit(toEffect(input))
       target = targetOf(this.ctx, effect.target)
       // Bad arguments are the caller's mistake: refuse them before anything is journaled.
       target.validateArgs?.(effect.action, effect.args)

@@ -1,5 +1,6 @@
 /**
- * Interlock as a library: `new Gate({ store, targets })`, `gate.submit(effect)`,
+ * Interlock as a library: `openInterlock()` (everything interlock.toml describes:
+ * store, targets, policy, operators), then `interlock.gate.submit(effect)`,
  * `gate.recover()`. Everything a user needs is exported here; the CLI is built
  * on the same surface.
  */
@@ -32,3 +33,4 @@ export { RulesPolicy } from './policy/rules.js'
 export * from './outbox/index.js'
 export { Outbox, type OutboxOptions, type OutboxHandle } from './outbox/outbox.js'
 export { Relay, type RelayOptions, type RelayStats } from './relay/relay.js'
+export { openInterlock, Interlock, type OpenInterlockOptions } from './interlock.js'

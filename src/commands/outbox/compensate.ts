@@ -1,11 +1,7 @@
 import { Args } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
 import { ExitCode } from '../../core/errors.js'
-import { Gate } from '../../core/gate.js'
 import { compensateEffect, type CompensateResult } from '../../core/outbox/compensate.js'
-import { RulesPolicy } from '../../core/policy/rules.js'
-import { openStore } from '../../core/stores/open.js'
-import { createTargets } from '../../core/targets/registry.js'
 
 export default class OutboxCompensate extends BaseCommand<typeof OutboxCompensate> {
   static override summary = "Submit a committed effect's compensating effect, through the same gate and policy."
@@ -16,23 +12,15 @@ Exit codes: 0 compensation committed or held; 1 it failed or was rejected; 6 the
   static override args = { id: Args.string({ required: true, description: 'Id of the COMMITTED effect to undo.' }) }
 
   async run(): Promise<CompensateResult> {
-    const config = await this.interlockConfig()
-    const store = await openStore(config.store)
-    const gate = new Gate({
-      store,
-      targets: createTargets(config.targets, { secrets: config.secrets }).values(),
-      policy: new RulesPolicy(config.policy.rules),
-      retry: config.gate,
-    })
+    const interlock = await this.openInterlock()
     try {
-      const r = await compensateEffect(gate, store, this.args.id)
+      const r = await compensateEffect(interlock.gate, interlock.store, this.args.id)
       this.log(`Compensation ${r.effectId} (${r.compensation.action} on ${r.compensation.target}): ${r.outcome.status}.`)
       if (r.outcome.status === 'ambiguous') process.exitCode = ExitCode.AMBIGUOUS
       else if (r.outcome.status === 'failed' || r.outcome.status === 'rejected') process.exitCode = ExitCode.FAILURE
       return r
     } finally {
-      await gate.close()
-      await store.close()
+      await interlock.close()
     }
   }
 }

@@ -2,7 +2,6 @@ import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
 import { systemClock } from '../../core/clock.js'
 import { exportJournal } from '../../core/outbox/export-file.js'
-import { openStore } from '../../core/stores/open.js'
 
 export default class OutboxExport extends BaseCommand<typeof OutboxExport> {
   static override summary = 'Write every journal to a file that `outbox verify --file` checks offline.'
@@ -13,14 +12,14 @@ Exit codes: 0 written; 1 the file exists or cannot be written; 3 config invalid;
   static override flags = { out: Flags.string({ required: true, helpValue: '<file>', description: 'File to write (must not exist).' }) }
 
   async run(): Promise<{ path: string; records: number; effects: number }> {
-    const config = await this.interlockConfig()
-    const store = await openStore(config.store)
+    const interlock = await this.openInterlock()
+    const store = interlock.store
     try {
       const r = await exportJournal(store, this.flags.out, systemClock.now())
       this.log(`Exported ${r.records} records of ${r.effects} effects to ${r.path}.`)
       return r
     } finally {
-      await store.close()
+      await interlock.close()
     }
   }
 }

@@ -2,7 +2,6 @@ import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
 import { STATES, type State } from '../../core/lifecycle.js'
 import { listEffects, parseTime, type ListPage } from '../../core/outbox/list.js'
-import { openStore } from '../../core/stores/open.js'
 
 export default class OutboxList extends BaseCommand<typeof OutboxList> {
   static override summary = 'List effects, filtered by state, target, thread and time, newest first.'
@@ -28,13 +27,13 @@ Exit codes: 0 listed (even when nothing matched); 2 bad filter; 3 config invalid
     const f = this.flags
     const since = f.since === undefined ? undefined : parseTime(f.since, '--since')
     const until = f.until === undefined ? undefined : parseTime(f.until, '--until')
-    const config = await this.interlockConfig()
-    const store = await openStore(config.store)
+    const interlock = await this.openInterlock()
+    const store = interlock.store
     let page: ListPage
     try {
       page = await listEffects(store, { states: f.state as State[] | undefined, target: f.target, thread: f.thread, since, until, limit: f.limit, page: f.page })
     } finally {
-      await store.close()
+      await interlock.close()
     }
     if (page.effects.length === 0) this.log(page.page === 1 ? 'No effects match.' : `No effects on page ${page.page}.`)
     else this.table(['effect', 'state', 'target', 'action', 'thread', 'created'], page.effects.map((e) => [e.effectId, e.state, e.target, e.action, e.thread, e.createdAt]))

@@ -6,8 +6,6 @@ import { systemClock } from '../../core/clock.js'
 import { ExitCode, InterlockError } from '../../core/errors.js'
 import { denyEffect, releaseEffect, type DenyResult, type ReleaseResult } from '../../core/outbox/release.js'
 import { effectDetails } from '../../core/outbox/show.js'
-import { RulesPolicy } from '../../core/policy/rules.js'
-import { openStore } from '../../core/stores/open.js'
 
 export default class OutboxRelease extends BaseCommand<typeof OutboxRelease> {
   static override summary = 'Sign the release (or, with --deny, the refusal) of a held effect.'
@@ -28,9 +26,9 @@ Exit codes: 0 signed; 1 you answered no; 2 bad usage (no key, no terminal and no
   }
 
   async run(): Promise<ReleaseResult | DenyResult> {
-    const config = await this.interlockConfig()
     const key = operatorKey(this.flags, process.env)
-    const store = await openStore(config.store)
+    const interlock = await this.openInterlock()
+    const store = interlock.store
     try {
       const details = await effectDetails(store, this.args.id)
       if (!this.jsonEnabled()) for (const line of effectLines(details)) this.log(line)
@@ -38,9 +36,10 @@ Exit codes: 0 signed; 1 you answered no; 2 bad usage (no key, no terminal and no
       if (!(await confirm(`${act} this effect as operator ${key.name}?`, this.flags.yes))) {
         throw new InterlockError('E_DECLINED', ExitCode.FAILURE, 'not signed: you answered no', { hint: 'Nothing was journaled.' })
       }
-      const ctx = { store, operators: config.operators, policy: new RulesPolicy(config.policy.rules), key, clock: systemClock }
+      const ctx = { store, operators: interlock.operators, policy: interlock.policy, key, clock: systemClock }
       if (this.flags.deny) {
-        const denied = await denyEffect(ctx, this.args.id, this.flags.reason ?? 'denied by an operator')
+        // Scrubbed before it is signed: the journal keeps no secret, and the signature covers what it keeps.
+        const denied = await denyEffect(ctx, this.args.id, interlock.scrub(this.flags.reason ?? 'denied by an operator'))
         this.log(`Denied: effect ${denied.effectId} is REJECTED (signed by ${denied.operator}).`)
         return denied
       }
@@ -53,7 +52,7 @@ Exit codes: 0 signed; 1 you answered no; 2 bad usage (no key, no terminal and no
       for (const reason of r.reasons) this.log(`  ${reason}`)
       return r
     } finally {
-      await store.close()
+      await interlock.close()
     }
   }
 }

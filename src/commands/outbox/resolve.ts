@@ -8,9 +8,6 @@ import { redispatch } from '../../core/outbox/redispatch.js'
 import { resolveEffect, type Resolution, type ResolveResult } from '../../core/outbox/resolve.js'
 import { effectDetails } from '../../core/outbox/show.js'
 import type { SubmitOutcome } from '../../core/outcome.js'
-import { RulesPolicy } from '../../core/policy/rules.js'
-import { openStore } from '../../core/stores/open.js'
-import { createTargets } from '../../core/targets/registry.js'
 
 export default class OutboxResolve extends BaseCommand<typeof OutboxResolve> {
   static override summary = 'Sign what happened to an AMBIGUOUS effect.'
@@ -34,9 +31,9 @@ Exit codes: 0 resolved; 1 you answered no, or the redispatch failed; 2 bad usage
   async run(): Promise<ResolveResult & { outcome?: SubmitOutcome }> {
     const how: Resolution | undefined = this.flags.applied ? 'applied' : this.flags['not-applied'] ? 'not-applied' : this.flags.redispatch ? 'redispatch' : undefined
     if (!how) throw new UsageError('say what happened: --applied, --not-applied or --redispatch')
-    const config = await this.interlockConfig()
     const key = operatorKey(this.flags, process.env)
-    const store = await openStore(config.store)
+    const interlock = await this.openInterlock()
+    const store = interlock.store
     try {
       const details = await effectDetails(store, this.args.id)
       if (!this.jsonEnabled()) for (const line of effectLines(details)) this.log(line)
@@ -44,22 +41,17 @@ Exit codes: 0 resolved; 1 you answered no, or the redispatch failed; 2 bad usage
       if (!(await confirm(`${question}, signed as operator ${key.name}?`, this.flags.yes))) {
         throw new InterlockError('E_DECLINED', ExitCode.FAILURE, 'not signed: you answered no', { hint: 'Nothing was journaled.' })
       }
-      const ctx = { store, operators: config.operators, policy: new RulesPolicy(config.policy.rules), key, clock: systemClock }
+      const ctx = { store, operators: interlock.operators, policy: interlock.policy, key, clock: systemClock }
       const r = await resolveEffect(ctx, this.args.id, how)
       this.log(`Resolved: effect ${r.effectId} is ${r.state} (signed by ${r.operator}).`)
       if (how !== 'redispatch') return r
-      const targets = createTargets(config.targets, { secrets: config.secrets })
-      try {
-        const outcome = await redispatch(store, targets, r.snapshot, config.gate)
-        this.log(`Sent again: ${outcome.status}.`)
-        if (outcome.status === 'ambiguous') process.exitCode = ExitCode.AMBIGUOUS
-        else if (outcome.status !== 'committed') process.exitCode = ExitCode.FAILURE
-        return { ...r, outcome }
-      } finally {
-        for (const t of targets.values()) await t.close?.()
-      }
+      const outcome = await redispatch(store, new Map(interlock.targets), r.snapshot, interlock.retry)
+      this.log(`Sent again: ${outcome.status}.`)
+      if (outcome.status === 'ambiguous') process.exitCode = ExitCode.AMBIGUOUS
+      else if (outcome.status !== 'committed') process.exitCode = ExitCode.FAILURE
+      return { ...r, outcome }
     } finally {
-      await store.close()
+      await interlock.close()
     }
   }
 }

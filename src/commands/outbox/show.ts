@@ -2,7 +2,6 @@ import { Args } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
 import { effectLines } from '../../cli/effect-view.js'
 import { effectDetails, type EffectDetails } from '../../core/outbox/show.js'
-import { openStore } from '../../core/stores/open.js'
 
 export default class OutboxShow extends BaseCommand<typeof OutboxShow> {
   static override summary = 'Show one effect and its whole history.'
@@ -13,13 +12,13 @@ Exit codes: 0 shown; 5 its records fail their hash check; 7 no such effect.`
   static override args = { id: Args.string({ required: true, description: 'Effect id (64 hex characters).' }) }
 
   async run(): Promise<EffectDetails> {
-    const config = await this.interlockConfig()
-    const store = await openStore(config.store)
+    const interlock = await this.openInterlock()
+    const store = interlock.store
     let d: EffectDetails
     try {
       d = await effectDetails(store, this.args.id)
     } finally {
-      await store.close()
+      await interlock.close()
     }
     for (const line of effectLines(d)) this.log(line)
     this.log()

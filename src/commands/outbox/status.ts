@@ -2,7 +2,6 @@ import { BaseCommand } from '../../cli/base-command.js'
 import { systemClock } from '../../core/clock.js'
 import { STATES } from '../../core/lifecycle.js'
 import { outboxStatus, type OutboxStatus } from '../../core/outbox/status.js'
-import { openStore } from '../../core/stores/open.js'
 
 export default class OutboxStatusCommand extends BaseCommand<typeof OutboxStatusCommand> {
   static override summary = 'Counts per state, the oldest effect in flight, what waits for an operator, relay heartbeats.'
@@ -12,13 +11,13 @@ Exit codes: 0 shown (whatever the counts); 3 config invalid; 4 store unreachable
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --json']
 
   async run(): Promise<OutboxStatus> {
-    const config = await this.interlockConfig()
-    const store = await openStore(config.store)
+    const interlock = await this.openInterlock()
+    const store = interlock.store
     let status: OutboxStatus
     try {
       status = await outboxStatus(store, systemClock.now())
     } finally {
-      await store.close()
+      await interlock.close()
     }
     this.table(['state', 'effects'], STATES.map((s) => [s, status.counts[s]]))
     const o = status.oldestInFlight

@@ -4,10 +4,7 @@ import { BaseCommand } from '../../cli/base-command.js'
 import { DEFAULTS } from '../../core/config/defaults.js'
 import { loadPrivateKey } from '../../core/crypto/keys.js'
 import { ConfigError } from '../../core/errors.js'
-import { RulesPolicy } from '../../core/policy/rules.js'
 import { Relay, type RelayStats } from '../../core/relay/relay.js'
-import { openStore } from '../../core/stores/open.js'
-import { createTargets } from '../../core/targets/registry.js'
 
 export default class RelayRun extends BaseCommand<typeof RelayRun> {
   static override summary = 'Drain the outbox: claim ready effects, re-check premises, dispatch, commit, sign receipts.'
@@ -45,14 +42,16 @@ Receipts of COMMITTED effects are signed with the relay's key (\`interlock relay
     if (key.kind !== 'relay') {
       throw new ConfigError(`key file ${keyFile} holds an ${key.kind} key, not a relay key`, [], { hint: 'Make a relay key with `interlock relay keygen`.' })
     }
-    const store = await openStore(config.store)
+    // Store, targets (with the config's secrets) and policy from the front door, as every command.
+    const interlock = await this.openInterlock()
     const relay = new Relay({
-      store,
-      targets: createTargets(config.targets).values(),
+      store: interlock.store,
+      targets: interlock.targets.values(),
       relayId: this.flags['relay-id'] ?? settings?.id ?? `${hostname()}-${process.pid}`,
       key,
-      policy: new RulesPolicy(config.policy.rules),
-      retry: config.gate,
+      policy: interlock.policy,
+      retry: interlock.retry,
+      secrets: interlock.secrets,
       concurrency: this.flags.concurrency ?? settings?.concurrency,
       leaseMs: this.flags['lease-ms'] ?? settings?.leaseMs,
       pollMs: this.flags['poll-ms'] ?? settings?.pollMs,
@@ -74,7 +73,7 @@ Receipts of COMMITTED effects are signed with the relay's key (\`interlock relay
       }
       return stats
     } finally {
-      await store.close()
+      await interlock.close()
     }
   }
 }

@@ -4,7 +4,9 @@
  * Values read from the environment are usually credentials, so each one is
  * returned in `secrets` and scrubbed from every output (redact.ts). `$${`
  * writes a literal `${`. A missing or empty variable is a problem naming the
- * key path and the variable: an empty token is never what was meant.
+ * key path and the variable: an empty token is never what was meant. So is a
+ * `${` without its closing brace: left as it was, a credential such as
+ * "Bearer ${TOKEN" would be sent as written.
  */
 import { tomlKeyPath } from './validate.js'
 
@@ -14,7 +16,8 @@ export interface Expanded {
   problems: string[]
 }
 
-const REFERENCE = /\$\$\{|\$\{([^}]*)\}/g
+// The last branch is a `${` no brace closes: a typo, never a literal (that is `$${`).
+const REFERENCE = /\$\$\{|\$\{([^}]*)\}|\$\{[^}]*$/g
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 export function expandEnv(doc: unknown, env: Record<string, string | undefined>): Expanded {
@@ -25,6 +28,10 @@ export function expandEnv(doc: unknown, env: Record<string, string | undefined>)
     text.replace(REFERENCE, (match, name: string | undefined) => {
       if (match === '$${') return '${'
       const where = tomlKeyPath(path)
+      if (!match.endsWith('}')) {
+        problems.push(`${where}: "${match.length > 40 ? `${match.slice(0, 40)}…` : match}" has no closing brace (write \${NAME}, or $\${ for a literal \${)`)
+        return match
+      }
       if (name === undefined || !NAME.test(name)) {
         problems.push(`${where}: "${match}" is not a valid variable reference (write $\${ for a literal \${)`)
         return match

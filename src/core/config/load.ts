@@ -18,6 +18,7 @@ import { ConfigError } from '../errors.js'
 import { defaultConfig } from './defaults.js'
 import { expandEnv } from './expand-env.js'
 import { normalizeGate, normalizeReconcile, normalizeRelay, normalizeStore, normalizeTarget } from './normalize.js'
+import { markOrigin } from './origin.js'
 import { normalizeOperators, normalizePolicy } from './policy.js'
 import type { InterlockConfig, TargetConfig } from './types.js'
 import { validateConfigDocument } from './validate.js'
@@ -91,6 +92,8 @@ export function parseConfig(
       context: { file },
     })
   }
+  const origin = { file, secrets: expanded.secrets, rules: policy.rules }
+  for (const settings of Object.values(targets)) markOrigin(settings, origin)
   return {
     file,
     store: normalizeStore(raw.store, dir),

@@ -21,6 +21,8 @@ import { allowAll, type Policy } from '../policy.js'
 import type { AppendRequest, Store } from '../stores/store.js'
 import { assertTarget, type EffectTarget } from '../targets/target.js'
 import type { State } from '../lifecycle.js'
+import { JournalSecrets } from '../secrets/journal-secrets.js'
+import { redactingStore } from '../secrets/redacting-store.js'
 import { ResultWaiter } from './result-waiter.js'
 
 export interface OutboxOptions {
@@ -47,13 +49,14 @@ export class Outbox {
   private readonly waiter: ResultWaiter
 
   constructor(opts: OutboxOptions) {
-    this.store = opts.store
     this.policy = opts.policy ?? allowAll
     for (const t of opts.targets) {
       assertTarget(t)
       if (this.targets.has(t.name)) throw new InputError(`a target named ${JSON.stringify(t.name)} is already registered`)
       this.targets.set(t.name, t)
     }
+    // A proposal holding a secret is refused, its premises scrubbed (secrets/journal-secrets.ts).
+    this.store = redactingStore(opts.store, JournalSecrets.of(this.targets.values()))
     this.waiter = new ResultWaiter(this.store, opts.pollMs ?? (this.store.subscribe ? 2_000 : 250))
   }
 

@@ -11,12 +11,15 @@ import { DEFAULT_RETRY } from '../gate.js'
 import type { GateContext, RetryOptions } from '../gate-context.js'
 import type { SubmitOutcome } from '../outcome.js'
 import { allowAll } from '../policy.js'
+import { JournalSecrets } from '../secrets/journal-secrets.js'
+import { redactingStore } from '../secrets/redacting-store.js'
 import type { Store } from '../stores/store.js'
 import type { EffectTarget } from '../targets/target.js'
 
 export function redispatch(store: Store, targets: Map<string, EffectTarget>, snap: EffectSnapshot, retry: Partial<RetryOptions> = {}): Promise<SubmitOutcome> {
   const ctx: GateContext = {
-    store,
+    // The outcome it records keeps no secret of its targets, whoever passed the store (secrets/journal-secrets.ts).
+    store: redactingStore(store, JournalSecrets.of(targets.values())),
     targets,
     // Already authorized by the operator's resolution: policy was asked before the first dispatch.
     policy: allowAll,

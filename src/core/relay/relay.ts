@@ -25,6 +25,9 @@ import type { SubmitOutcome } from '../outcome.js'
 import { allowAll, type Policy } from '../policy.js'
 import type { ClaimedEffect, Store, StoreEvent } from '../stores/store.js'
 import { assertTarget, type EffectTarget } from '../targets/target.js'
+import { requirePolicy } from '../policy/required.js'
+import { JournalSecrets } from '../secrets/journal-secrets.js'
+import { redactingStore } from '../secrets/redacting-store.js'
 import { startHealthServer, type HealthServer } from './health-server.js'
 import { LeaseBook } from './lease-book.js'
 import { leasedStore } from './leased-store.js'
@@ -53,8 +56,10 @@ export interface RelayOptions {
   monotonic?: () => number
   now?: () => Date
   sleep?: (ms: number) => Promise<void>
-  /** One line per notable event (store down, leases lost, drain). */
+  /** One line per notable event (store down, leases lost, drain); secrets scrubbed. */
   log?: (line: string) => void
+  /** Values never to journal or log, besides those targets from interlock.toml bring along (secrets/journal-secrets.ts). */
+  secrets?: readonly string[]
 }
 
 export interface RelayStats {
@@ -98,17 +103,21 @@ export class Relay {
       assertTarget(t)
       this.targets.set(t.name, t)
     }
+    requirePolicy('this Relay', this.targets.values(), opts.policy)
+    const secrets = JournalSecrets.of(this.targets.values(), opts.secrets)
     this.concurrency = Math.max(1, opts.concurrency ?? 32)
     this.leaseMs = Math.max(100, opts.leaseMs ?? 30_000)
     this.pollMs = Math.max(1, opts.pollMs ?? 1_000)
     this.monotonic = opts.monotonic ?? (() => performance.now())
     this.now = opts.now ?? (() => new Date())
-    this.log = opts.log ?? (() => {})
+    const log = opts.log
+    this.log = log ? (line) => log(secrets.text(line)) : () => {}
     this.startedAt = this.now().toISOString()
     this.book = new LeaseBook(this.leaseMs, this.monotonic)
     const signer = receiptSigner(opts.relayId, opts.key)
     this.ctx = {
-      store: leasedStore(this.store, opts.relayId, this.book, signer, this.now),
+      // Scrubbed before the signer: a receipt is signed as it is journaled.
+      store: redactingStore(leasedStore(this.store, opts.relayId, this.book, signer, this.now), secrets),
       targets: this.targets,
       policy: opts.policy ?? allowAll,
       retry: { ...DEFAULT_RETRY, ...opts.retry },

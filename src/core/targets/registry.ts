@@ -2,7 +2,13 @@
  * Targets from config: one constructor per `type`, each result checked by
  * assertTarget (a tier the target cannot honour is refused here, at start-up,
  * not at the first crash). Repository paths arrive absolute from the loader.
+ *
+ * Settings that came from interlock.toml carry their file's secrets and
+ * policy rules (config/origin.ts); each target made from them is marked with
+ * both (targets/origin.ts), so a Gate built around it scrubs those secrets
+ * from the journal and refuses to run without those rules.
  */
+import { originOf } from '../config/origin.js'
 import type { TargetConfig } from '../config/types.js'
 import { InputError } from '../errors.js'
 import { GithubTarget } from './github/github-target.js'
@@ -13,6 +19,7 @@ import { S3Target } from './s3/s3-target.js'
 import { SendgridMailTarget } from './sendgrid/sendgrid-target.js'
 import { SlackMessageTarget } from './slack/slack-target.js'
 import { StripeRefundTarget } from './stripe/stripe-target.js'
+import { markTarget } from './origin.js'
 import { assertTarget, type EffectTarget } from './target.js'
 
 export interface TargetOptions {
@@ -25,7 +32,11 @@ export interface TargetOptions {
 /** Every `type` a [targets.<name>] table may have. */
 export const TARGET_TYPES = ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3'] as const
 
-export function createTarget(name: string, config: TargetConfig, opts: TargetOptions = {}): EffectTarget {
+export function createTarget(name: string, config: TargetConfig, given: TargetOptions = {}): EffectTarget {
+  // Settings read from interlock.toml bring their file's secrets along: a caller cannot forget them.
+  const origin = originOf(config)
+  const secrets = [...new Set([...(origin?.secrets ?? []), ...(given.secrets ?? [])])]
+  const opts: TargetOptions = { ...given, secrets }
   let target: EffectTarget
   switch (config.type) {
     case 'repo':
@@ -57,6 +68,7 @@ export function createTarget(name: string, config: TargetConfig, opts: TargetOpt
       throw new InputError(`target ${name}: unknown type ${JSON.stringify((config as { type?: unknown }).type)}; expected one of ${TARGET_TYPES.join(', ')}`)
   }
   assertTarget(target)
+  markTarget(target, { file: origin?.file, secrets, rules: origin?.rules ?? [] })
   return target
 }
 

@@ -4,6 +4,7 @@
  * (a service may echo a request header back, as httpbin does).
  */
 import type { JsonValue } from '../../canonical-json.js'
+import { SecretMatcher } from '../../secrets/matcher.js'
 
 /** Bodies larger than this are cut: a receipt is a record, not an archive. */
 export const BODY_LIMIT = 256 * 1024
@@ -49,10 +50,25 @@ export function secretsOf(values: Iterable<string>): string[] {
   return [...out].sort((a, b) => b.length - a.length)
 }
 
+/** What scrubbing leaves in place of a secret in a service's answer. */
+export const SCRUBBED = '[redacted]'
+
+/** The text without any secret, in any spelling (quoted in JSON, percent-encoded: secrets/matcher.ts). */
 export function scrub(text: string, secrets: readonly string[]): string {
-  let out = text
-  for (const s of secrets) out = out.split(s).join('[redacted]')
-  return out
+  return matcherOf(secrets).redact(text, SCRUBBED)
+}
+
+/** The same inside a parsed body: a secret JSON-escaped in the text is plain once parsed. */
+export function scrubValue<T>(value: T, secrets: readonly string[]): T {
+  return matcherOf(secrets).redactValue(value, SCRUBBED)
+}
+
+// A client scrubs every answer with the same list: compile it once.
+const matchers = new WeakMap<readonly string[], SecretMatcher>()
+function matcherOf(secrets: readonly string[]): SecretMatcher {
+  let m = matchers.get(secrets)
+  if (!m) matchers.set(secrets, (m = new SecretMatcher(secrets)))
+  return m
 }
 
 /** The service's own words for a refusal: Stripe `error.message`, GitHub `message`, SendGrid `errors[0].message`, or the text. */

@@ -8,7 +8,7 @@
  * scrubbed of header values before they reach an error or a receipt.
  */
 import { Agent, request, type Dispatcher } from 'undici'
-import { parseBody, readLimited, scrub, secretsOf } from './body.js'
+import { parseBody, readLimited, scrub, scrubValue, secretsOf } from './body.js'
 import { faultFromError, requestLabel, type Answer } from './faults.js'
 import { fenced, guardOf, type RequestGuard } from './fence.js'
 
@@ -84,10 +84,11 @@ export class HttpClient {
         dispatcher: fenced(this.dispatcher, fence, where),
         signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
       })
-      const text = scrub(await readLimited(res.body), this.secrets)
+      const raw = await readLimited(res.body)
       const flat: Record<string, string> = {}
       for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k.toLowerCase()] = Array.isArray(v) ? v[0]! : v
-      return { status: res.statusCode, text, body: parseBody(text), retryAfter: flat['retry-after'], headers: flat }
+      // Parsed before it is scrubbed: a secret JSON-escaped in the text is the plain secret in the body.
+      return { status: res.statusCode, text: scrub(raw, this.secrets), body: scrubValue(parseBody(raw), this.secrets), retryAfter: flat['retry-after'], headers: flat }
     } catch (e) {
       throw faultFromError(e, where)
     }
