@@ -185,6 +185,17 @@ describe('environment references', () => {
     expect(config.secrets.sort()).toEqual(['postgres://u:pw@db/x', 'sk_live_abc'])
   })
 
+  it('a ${ without its closing brace is a problem naming the key, not a literal', () => {
+    let caught: ConfigError | undefined
+    try {
+      parseConfig(`[targets.h4]\n${HTTP}tier = 1\nheaders = { Authorization = "Bearer \${H4_TOKEN" }\n`, { file: FILE, env: { H4_TOKEN: 'tok_123456789' } })
+    } catch (e) {
+      caught = e as ConfigError
+    }
+    expect(caught).toBeInstanceOf(ConfigError)
+    expect(caught!.problems).toEqual(['targets.h4.headers.Authorization: "${H4_TOKEN" has no closing brace (write ${NAME}, or $${ for a literal ${)'])
+  })
+
   it('$${ is a literal ${ and is not a reference', () => {
     const config = parseConfig(`[targets.pay]\n${HTTP}tier = 1\nheaders = { X = "a$\${B}" }\n`, { file: FILE, env: {} })
     expect(config.targets.pay).toMatchObject({ headers: { X: 'a${B}' } })

@@ -98,14 +98,19 @@ function spellings(secret: string): string {
   return [...secret].map((ch) => `(?:${[...new Set(charSpellings(ch))].join('|')})`).join('')
 }
 
-const HTML: Record<string, string[]> = { '"': ['&quot;', '&#34;', '&#x22;'], '&': ['&amp;'], '<': ['&lt;'], '>': ['&gt;'], "'": ['&#39;', '&#x27;', '&apos;'] }
+const HTML_NAMED: Record<string, string> = { '"': '&quot;', '&': '&amp;', '<': '&lt;', '>': '&gt;', "'": '&apos;' }
 const JSON_SHORT: Record<string, string> = { '"': '\\"', '\\': '\\\\', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' }
 
 function charSpellings(ch: string): string[] {
   const out = [literal(ch), percent(ch), unicodeEscape(ch)]
   const short = JSON_SHORT[ch]
   if (short) out.push(literal(short), percent(short))
-  for (const entity of HTML[ch] ?? []) out.push(literal(entity))
+  const named = HTML_NAMED[ch]
+  if (named) {
+    // Named, decimal or hex character reference, as HTML escapers write them.
+    const code = ch.charCodeAt(0)
+    out.push(literal(named), `&#0*${code};`, `&#[xX]0*${hexDigits(code.toString(16))};`)
+  }
   if (ch === ' ') out.push('\\+')
   // The WHATWG URL parser reads `\` as `/` in the path of an http(s) URL.
   if (ch === '\\') out.push('/')
