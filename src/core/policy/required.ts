@@ -1,5 +1,5 @@
 /**
- * A config's policy can never be silently dropped (DESIGN "Trust boundary").
+ * A config's policy can never be silently dropped (docs/design.md, "The trust boundary").
  *
  * Targets made from an interlock.toml that has [[policy.rules]] carry those
  * rules (targets/origin.ts). Whoever authorizes effects on them (a Gate, a

@@ -1,7 +1,7 @@
 /**
- * Secrets never reach the journal (DESIGN "Trust boundary"): what a Gate, an
- * Outbox or a Relay holds to keep every value that came from the environment
- * out of what it appends.
+ * Secrets never reach the journal (docs/design.md, "The trust boundary",
+ * rule 5): what a Gate, an Outbox or a Relay holds to keep every value that
+ * came from the environment out of what it appends.
  *
  * - An effect's args, key, thread and action are journaled byte for byte and
  *   are what its id is made of: one that holds a secret is refused, never
