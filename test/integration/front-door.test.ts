@@ -44,6 +44,7 @@ path = "journal.db"
 [gate]
 max_attempts = 3
 backoff_ms = 7
+max_wait_ms = 4000
 
 [targets.refunds]
 type = "http"
@@ -78,7 +79,7 @@ describe('openInterlock', () => {
     try {
       expect(interlock.policy.rules.map((r) => r.name)).toEqual(['large-refunds'])
       expect(interlock.operators.map((o) => o.name)).toEqual(['alice', 'bob'])
-      expect(interlock.retry).toEqual({ maxAttempts: 3, backoffMs: 7 })
+      expect(interlock.retry).toEqual({ maxAttempts: 3, backoffMs: 7, maxWaitMs: 4000 })
       expect([...interlock.targets.keys()]).toEqual(['refunds'])
       expect(interlock.secrets).toEqual([PAY_TOKEN])
 
