@@ -5,6 +5,8 @@
  * - outcome unknown (timeout, reset, 5xx): tier 1 resends with the same key,
  *   tier 2 asks the target first, tier 3 becomes AMBIGUOUS and is never resent;
  * - definite refusal: FAILED; a pushed-down premise failing: REJECTED;
+ * - the target cannot learn whether it happened ('unknowable', from apply or
+ *   from a tier-2 query): AMBIGUOUS at any tier, for an operator;
  * - a wait longer than the gate waits in place (max_wait_ms), on a request
  *   that was not sent or not taken, or a target saying the effect must start
  *   over ('not-applied'): the effect is returned to AUTHORIZED (returned.ts),
@@ -43,6 +45,8 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
   // Relays: asked before apply and again by the target right before its write (targets/fence.ts).
   const held = ctx.stillHeld
   const fence = held ? () => held(snap.effect.id) : undefined
+  // The DISPATCHED record's time: nothing for this effect left before it (a Stripe key's age is measured from it).
+  const dispatchedAt = Date.parse(snap.updatedAt)
 
   for (let attempt = 1; attempt <= ctx.retry.maxAttempts; attempt++) {
     if (mayHaveLanded && tier === 2) {
@@ -51,6 +55,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
       try {
         found = await target.query!(snap.effect)
       } catch (err) {
+        if (unknowable(err)) return done(settle(ctx, snap, 'AMBIGUOUS', { reason: err.message }))
         lastReason = `could not ask whether it happened: ${err instanceof Error ? err.message : String(err)}`
         if (attempt < ctx.retry.maxAttempts) await ctx.sleep(backoff(ctx, attempt))
         continue
@@ -66,7 +71,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
     if (fence && !fence()) return done(leaseLost(snap))
     let receipt: Receipt
     try {
-      receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering, fence })
+      receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering, fence, dispatchedAt })
     } catch (err) {
       const fault = classify(err)
       lastReason = fault.message
@@ -76,6 +81,8 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
           return done(leaseLost(snap))
         case 'refused':
           return done(settle(ctx, snap, 'FAILED', { reason: fault.message }))
+        case 'unknowable':
+          return done(settle(ctx, snap, 'AMBIGUOUS', { reason: fault.message }))
         case 'premise':
           return done(settle(ctx, snap, 'REJECTED', { violations: [fault.message] }))
         case 'not-applied':
@@ -101,7 +108,8 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
 
   // A tier-2 effect whose last try failed in an unknown way gets one more look before we give up.
   if (mayHaveLanded && tier === 2) {
-    const found = await target.query!(snap.effect).catch(() => null)
+    const found = await target.query!(snap.effect).catch((err: unknown) => (unknowable(err) ? err : null))
+    if (found instanceof DispatchFault) return done(settle(ctx, snap, 'AMBIGUOUS', { reason: found.message }))
     if (found) return done(commit(ctx, snap, found, 'query'))
   }
   return done({
@@ -169,6 +177,10 @@ async function settle(
 ): Promise<SubmitOutcome> {
   const t = await transition(ctx, snap, to, data)
   return outcomeOf(t.moved ? t.snap : t.current)
+}
+
+function unknowable(err: unknown): err is DispatchFault {
+  return err instanceof DispatchFault && err.kind === 'unknowable'
 }
 
 function classify(err: unknown): { kind: DispatchFaultKind; message: string; retryAfterMs?: number } {

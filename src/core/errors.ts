@@ -154,6 +154,13 @@ export type DispatchFaultKind =
   | 'not-sent'
   /** The request may have reached the service and the outcome is unknown (timeout, reset, 5xx after writing). */
   | 'unknown'
+  /**
+   * Whether the effect happened cannot be learned, by asking or by sending again
+   * (an S3 object overwritten by another writer in an unversioned bucket; a 500
+   * Stripe saved for the key, with no refund to be found): AMBIGUOUS for an
+   * operator, at any tier, never sent again on its own. Thrown by apply or query.
+   */
+  | 'unknowable'
   /** The service definitely refused and did nothing (e.g. 4xx validation, 405 not mergeable). */
   | 'refused'
   /** A precondition pushed down to the service failed (e.g. GitHub 409 head moved, S3 412): a premise violation. */

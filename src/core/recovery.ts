@@ -50,7 +50,7 @@ export type RecoveryAction =
   | 'found-by-query'
   /** Tier 2: the target said it had not happened; sent now. */
   | 'applied-after-query'
-  /** Tier 3: cannot know; an operator must resolve it. */
+  /** Tier 3, or a tier 1 or 2 target that said it cannot know: an operator must resolve it. */
   | 'marked-ambiguous'
   /** The target said it did not apply it and asked for a longer wait, or to start over: back to AUTHORIZED (returned.ts). */
   | 'returned'
@@ -263,7 +263,8 @@ export function planFor(found: State, tier: Tier): RecoveryPlan {
 function actionFor(found: State, tier: Tier, outcome: SubmitOutcome): RecoveryAction {
   if (found === 'DISPATCHED' && outcome.status === 'in_flight' && outcome.state === 'AUTHORIZED') return 'returned'
   if (found !== 'DISPATCHED') return 'resumed'
-  if (tier === 3) return 'marked-ambiguous'
+  // Tiers 1 and 2 too, when the target answered that it cannot know (an 'unknowable' fault).
+  if (tier === 3 || outcome.status === 'ambiguous') return 'marked-ambiguous'
   if (tier === 1) return 're-applied'
   return outcome.status === 'committed' && outcome.via === 'query' ? 'found-by-query' : 'applied-after-query'
 }

@@ -17,10 +17,38 @@
  *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
  *   https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html
  * - HeadObject / GetObject (?versionId=, If-Match): metadata round-trip; 404 with no body for HEAD.
+ *   A key whose current version is a delete marker answers 404 with
+ *   `x-amz-delete-marker: true` and the marker's version id; a versionId that
+ *   names a delete marker answers 405. Without s3:ListBucket (`deny()`), a key
+ *   that does not exist answers 403 AccessDenied instead of 404: "If you don't
+ *   have the s3:ListBucket permission, Amazon S3 returns an HTTP status code
+ *   403 Forbidden error."
  *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
  *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html
  * - DeleteObject: 204, a delete marker on a versioned bucket; deleting a missing key is 204 too.
+ *   Conditional deletes: If-Match with an ETag (or `*`) on the current version;
+ *   a different ETag is 412 PreconditionFailed, no current object 404 NoSuchKey.
  *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html
+ *   https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html
+ * - Concurrent conditional requests (`delayNext()` holds a write in flight):
+ *   a conditional write or delete during which another write to the same key
+ *   completed answers 409 ConditionalRequestConflict ("If a conflicting
+ *   operation occurs during the upload S3 returns a 409
+ *   ConditionalRequestConflict response"), or 404 NoSuchKey when that other
+ *   write was a delete and the request was conditioned on If-Match ("If a
+ *   concurrent delete request ... succeeds before a conditional write operation
+ *   completes, you will receive a 404 Not Found response").
+ *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html (If-Match, If-None-Match)
+ *   https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html
+ *   https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html
+ * - ListObjectVersions (`GET /<bucket>?versions&prefix=`): versions and delete
+ *   markers by key, newest first, `IsTruncated` / `NextKeyMarker` /
+ *   `NextVersionIdMarker` paging; VersionId "null" on an unversioned bucket;
+ *   403 AccessDenied without s3:ListBucketVersions.
+ *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html
+ * - HeadBucket: 403 without s3:ListBucket ("To use this operation, you must have
+ *   permissions to perform the s3:ListBucket action").
+ *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html
  * - Errors as XML <Error><Code/><Message/></Error>.
  *   https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html
  * - Path-style (/bucket/key) and virtual-hosted (Host: bucket.<host>) addressing.
@@ -49,6 +77,9 @@ interface Bucket {
   objects: Map<string, S3Version[]>
 }
 
+/** The permissions the emulator can withhold from its one account (`deny()`). */
+export type S3Permission = 's3:ListBucket' | 's3:ListBucketVersions'
+
 const SKEW_MS = 15 * 60 * 1000
 
 export class S3Emulator extends Emulator {
@@ -57,7 +88,12 @@ export class S3Emulator extends Emulator {
   clock: () => number = Date.now
   /** Host names `<bucket>.<suffix>` address a bucket virtual-hosted style (resolve them to 127.0.0.1 in the client). */
   virtualHostSuffix = 'localhost'
+  /** Permissions the account's keys lack; everything else is allowed. */
+  readonly denied = new Set<S3Permission>()
   private seq = 0
+  /** Writes completed per `<bucket>/<key>`: a held conditional request compares it before and after. */
+  private readonly writes = new Map<string, number>()
+  private delays: number[] = []
 
   constructor(
     readonly accessKeyId = 'AKIAEMULATOR00000000',
@@ -77,6 +113,24 @@ export class S3Emulator extends Emulator {
     return this.store(bucket, key, Buffer.from(body), opts.contentType ?? 'binary/octet-stream', opts.metadata ?? {})
   }
 
+  /** Another writer deletes an object (no signature, no ledger): a delete marker on a versioned bucket. */
+  deleteDirect(bucket: string, key: string): void {
+    const b = this.buckets.get(bucket)
+    if (!b) throw new Error(`no bucket ${bucket}`)
+    this.erase(bucket, b, key)
+  }
+
+  /** The account's keys lose these permissions (IAM, or a bucket policy). */
+  deny(...permissions: S3Permission[]): this {
+    for (const p of permissions) this.denied.add(p)
+    return this
+  }
+
+  /** The next PUT or DELETE of an object is held this long before S3 evaluates and applies it. */
+  delayNext(ms: number): void {
+    this.delays.push(ms)
+  }
+
   /** The current object at a key, or undefined when there is none (or a delete marker). */
   current(bucket: string, key: string): S3Version | undefined {
     const latest = this.buckets.get(bucket)?.objects.get(key)?.at(-1)
@@ -93,7 +147,11 @@ export class S3Emulator extends Emulator {
     const at = this.address(req)
     // HeadBucket, `interlock check`'s probe (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html):
     // 200 when the bucket exists and the caller may list it, 404 when it does not; a HEAD answer has no body.
-    if (!at && req.method === 'HEAD') return { status: this.buckets.has(this.bucketOf(req)) ? 200 : 404 }
+    if (!at && req.method === 'HEAD') {
+      if (!this.buckets.has(this.bucketOf(req))) return { status: 404 }
+      return { status: this.denied.has('s3:ListBucket') ? 403 : 200 }
+    }
+    if (!at && req.method === 'GET' && req.query.has('versions')) return this.listVersions(req)
     if (!at) return error(400, 'InvalidRequest', 'Bucket-level operations are not emulated.')
     const bucket = this.buckets.get(at.bucket)
     if (!bucket) return error(404, 'NoSuchBucket', 'The specified bucket does not exist')
@@ -115,7 +173,17 @@ export class S3Emulator extends Emulator {
     const versionId = req.query.get('versionId')
     const all = bucket.objects.get(key) ?? []
     const v = versionId ? all.find((x) => x.versionId === versionId) : all.at(-1)
-    if (!v || (!versionId && v.deleteMarker)) {
+    if (!v && !versionId && this.denied.has('s3:ListBucket')) {
+      // Without s3:ListBucket, S3 will not say whether a key exists: 403, not 404 (API_HeadObject.html, "Permissions").
+      return head ? { status: 403 } : error(403, 'AccessDenied', 'Access Denied')
+    }
+    if (v?.deleteMarker) {
+      const marker = { 'x-amz-delete-marker': 'true', 'x-amz-version-id': v.versionId! }
+      // A versionId naming a delete marker is 405; the current version being one is 404 (API_GetObject.html).
+      if (versionId) return head ? { status: 405, headers: marker } : { ...error(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.'), headers: { ...marker, 'content-type': 'application/xml' } }
+      return head ? { status: 404, headers: marker } : { ...error(404, 'NoSuchKey', 'The specified key does not exist.'), headers: { ...marker, 'content-type': 'application/xml' } }
+    }
+    if (!v) {
       return head ? { status: 404 } : versionId ? error(404, 'NoSuchVersion', 'The specified version does not exist.') : error(404, 'NoSuchKey', 'The specified key does not exist.')
     }
     const ifMatch = req.headers['if-match']
@@ -133,10 +201,12 @@ export class S3Emulator extends Emulator {
 
   private async put(req: EmulatorRequest, name: string, key: string): Promise<EmulatorResponse> {
     if (req.headers['x-amz-copy-source']) return error(501, 'NotImplemented', 'CopyObject is not emulated.')
-    const existing = this.current(name, key)
     const ifNoneMatch = req.headers['if-none-match']
     const ifMatch = req.headers['if-match']
     if (ifNoneMatch !== undefined && ifNoneMatch !== '*') return error(501, 'NotImplemented', 'A header you provided implies functionality that is not implemented')
+    const conflict = await this.hold(name, key, ifMatch !== undefined || ifNoneMatch !== undefined, ifMatch !== undefined)
+    if (conflict) return conflict
+    const existing = this.current(name, key)
     if (ifNoneMatch === '*' && existing) return error(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold')
     if (ifMatch !== undefined && !existing) return error(404, 'NoSuchKey', 'The specified key does not exist.')
     if (ifMatch !== undefined && ifMatch !== existing!.etag) return error(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold')
@@ -148,21 +218,90 @@ export class S3Emulator extends Emulator {
   }
 
   private async remove(req: EmulatorRequest, name: string, bucket: Bucket, key: string): Promise<EmulatorResponse> {
-    const marker = await this.apply(req, `DELETE ${name}/${key}`, () => {
-      if (!bucket.versioning) {
-        bucket.objects.delete(key)
-        return null
-      }
-      const m: S3Version = { versionId: this.versionId(), body: Buffer.alloc(0), etag: '', contentType: '', metadata: {}, deleteMarker: true, lastModified: new Date(this.clock()) }
-      bucket.objects.set(key, [...(bucket.objects.get(key) ?? []), m])
-      return m
-    })
+    const ifMatch = header(req, 'if-match')
+    const conflict = await this.hold(name, key, ifMatch !== undefined, false)
+    if (conflict) return conflict
+    if (ifMatch !== undefined) {
+      // Conditional deletes evaluate the current version only (conditional-deletes.html).
+      const existing = this.current(name, key)
+      if (!existing) return error(404, 'NoSuchKey', 'The specified key does not exist.')
+      if (ifMatch !== '*' && ifMatch !== existing.etag) return error(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold')
+    }
+    const marker = await this.apply(req, `DELETE ${name}/${key}`, () => this.erase(name, bucket, key))
     return { status: 204, headers: marker ? { 'x-amz-delete-marker': 'true', 'x-amz-version-id': marker.versionId! } : {} }
+  }
+
+  private erase(name: string, bucket: Bucket, key: string): S3Version | null {
+    this.wrote(name, key)
+    if (!bucket.versioning) {
+      bucket.objects.delete(key)
+      return null
+    }
+    const m: S3Version = { versionId: this.versionId(), body: Buffer.alloc(0), etag: '', contentType: '', metadata: {}, deleteMarker: true, lastModified: new Date(this.clock()) }
+    bucket.objects.set(key, [...(bucket.objects.get(key) ?? []), m])
+    return m
+  }
+
+  /**
+   * Holds a write armed by delayNext(). A conditional one during which another
+   * write to the key completed is answered as S3 answers it: 404 NoSuchKey when
+   * it rested on If-Match and the key is gone now, else 409 ConditionalRequestConflict.
+   */
+  private async hold(name: string, key: string, conditional: boolean, ifMatch: boolean): Promise<EmulatorResponse | null> {
+    const delay = this.delays.shift()
+    if (!delay) return null
+    const before = this.writes.get(`${name}/${key}`) ?? 0
+    await new Promise((r) => setTimeout(r, delay))
+    if (!conditional || (this.writes.get(`${name}/${key}`) ?? 0) === before) return null
+    if (ifMatch && !this.current(name, key)) return error(404, 'NoSuchKey', 'The specified key does not exist.')
+    return error(409, 'ConditionalRequestConflict', 'A conflicting conditional operation is currently in progress against this resource. Please try again.')
+  }
+
+  private wrote(name: string, key: string): void {
+    this.writes.set(`${name}/${key}`, (this.writes.get(`${name}/${key}`) ?? 0) + 1)
+  }
+
+  /** ListObjectVersions for one bucket: every key under the prefix, versions newest first. */
+  private listVersions(req: EmulatorRequest): EmulatorResponse {
+    const name = this.bucketOf(req)
+    const bucket = this.buckets.get(name)
+    if (!bucket) return error(404, 'NoSuchBucket', 'The specified bucket does not exist')
+    if (this.denied.has('s3:ListBucketVersions')) return error(403, 'AccessDenied', 'Access Denied')
+    const prefix = req.query.get('prefix') ?? ''
+    const maxKeys = Math.min(1000, Math.max(1, Number(req.query.get('max-keys') ?? 1000)))
+    const keyMarker = req.query.get('key-marker') ?? ''
+    const versionMarker = req.query.get('version-id-marker') ?? ''
+    const entries: { key: string; v: S3Version; latest: boolean }[] = []
+    for (const key of [...bucket.objects.keys()].filter((k) => k.startsWith(prefix)).sort()) {
+      const all = bucket.objects.get(key)!
+      for (let i = all.length - 1; i >= 0; i--) entries.push({ key, v: all[i]!, latest: i === all.length - 1 })
+    }
+    let start = 0
+    if (keyMarker) {
+      const at = versionMarker ? entries.findIndex((e) => e.key === keyMarker && (e.v.versionId ?? 'null') === versionMarker) : -1
+      start = at >= 0 ? at + 1 : entries.findIndex((e) => e.key > keyMarker)
+      if (start < 0) start = entries.length
+    }
+    const page = entries.slice(start, start + maxKeys)
+    const truncated = start + maxKeys < entries.length
+    const last = page.at(-1)
+    const items = page.map(({ key, v, latest }) => {
+      const common = `<Key>${escapeXml(key)}</Key><VersionId>${v.versionId ?? 'null'}</VersionId><IsLatest>${latest}</IsLatest><LastModified>${v.lastModified.toISOString()}</LastModified>`
+      return v.deleteMarker
+        ? `<DeleteMarker>${common}</DeleteMarker>`
+        : `<Version>${common}<ETag>${escapeXml(v.etag)}</ETag><Size>${v.body.length}</Size><StorageClass>STANDARD</StorageClass></Version>`
+    })
+    const next = truncated && last ? `<NextKeyMarker>${escapeXml(last.key)}</NextKeyMarker><NextVersionIdMarker>${last.v.versionId ?? 'null'}</NextVersionIdMarker>` : ''
+    const xml =
+      `<?xml version="1.0" encoding="UTF-8"?>\n<ListVersionsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${name}</Name><Prefix>${escapeXml(prefix)}</Prefix>` +
+      `<KeyMarker>${escapeXml(keyMarker)}</KeyMarker><VersionIdMarker>${escapeXml(versionMarker)}</VersionIdMarker><MaxKeys>${maxKeys}</MaxKeys><IsTruncated>${truncated}</IsTruncated>${next}${items.join('')}</ListVersionsResult>`
+    return { status: 200, headers: { 'content-type': 'application/xml' }, body: xml }
   }
 
   private store(name: string, key: string, body: Buffer, contentType: string, metadata: Record<string, string>): S3Version {
     const bucket = this.buckets.get(name)
     if (!bucket) throw new Error(`no bucket ${name}`)
+    this.wrote(name, key)
     const v: S3Version = {
       versionId: bucket.versioning ? this.versionId() : null,
       body,

@@ -283,6 +283,21 @@ describe('interlock check', () => {
     }
   })
 
+  it('fails S3 keys without s3:ListBucket on the tier: HeadObject would answer 403 for a missing object, and recovery could not tell', async () => {
+    s3.deny('s3:ListBucket')
+    try {
+      const { run, rows } = await check(config(), ['--only', 'targets'])
+      expect(failing(rows)).toEqual(['targets.objects.tier'])
+      const row = rows.find((r) => r.id === 'targets.objects.tier')!
+      expect(row.detail).toContain('without s3:ListBucket')
+      expect(row.fix).toContain('s3:ListBucket')
+      expect(rows.find((r) => r.id === 'targets.objects.credentials')?.status).toBe('pass')
+      expect(run.code).toBe(1)
+    } finally {
+      s3.denied.clear()
+    }
+  })
+
   it('fails a missing bucket', async () => {
     const { rows } = await check(config().replace('bucket = "effects"', 'bucket = "no-such-bucket"'), ['--only', 'targets'])
     expect(failing(rows)).toEqual(['targets.objects.reachable'])

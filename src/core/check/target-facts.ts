@@ -51,7 +51,7 @@ export function tierFact(t: TargetConfig): { status: CheckStatus | 'probe'; deta
     case 'github':
       return { status: 'pass', detail: 'tier 2: each merge commit carries the effect id trailer; recovery lists the base branch\'s commits for it' }
     case 's3':
-      return { status: 'pass', detail: 'tier 2: each write carries the effect id in the object\'s metadata; recovery reads it back with HeadObject' }
+      return { status: 'probe', detail: 'tier 2 needs HeadObject to answer 404 for an object that does not exist (s3:ListBucket)' }
     case 'repo':
       return { status: 'pass', detail: 'tier 2: each commit carries the effect id trailer; recovery finds it with git log' }
     case 'sendgrid':

@@ -29,6 +29,12 @@ export interface ApplyContext {
    * before the request is written (http/fence.ts). Absent for inline gates.
    */
   fence?: () => boolean
+  /**
+   * When the effect last entered DISPATCHED (ms since the epoch): no request
+   * for it left before then, so a re-apply can tell how old an idempotency key
+   * may be at most (a Stripe key may be pruned after 24 hours).
+   */
+  dispatchedAt?: number
 }
 
 /**

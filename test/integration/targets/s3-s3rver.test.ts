@@ -10,7 +10,11 @@
  * - it ignores If-None-Match / If-Match on PutObject (S3's conditional writes,
  *   2024): the write goes through. Here the gate's own premise check is what
  *   refuses a changed object; the pushed-down 412 is tested on the emulator;
- * - no versioning, so no restore from a version.
+ * - it ignores If-Match on DeleteObject (S3's conditional deletes, 2025): the
+ *   compensation's delete goes through unconditioned here; the 412 on a
+ *   changed object is tested on the emulator;
+ * - no versioning, so no restore from a version, and a query that meets
+ *   another writer's object can only say it cannot know.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -88,7 +92,12 @@ describe('S3 target against s3rver', () => {
 
     const t = sg.gate.target('s3r')
     expect(await t.query!(toEffect(input))).toEqual(out.receipt)
-    expect(await t.query!(toEffect({ ...input, args: { ...input.args, body: Buffer.from('other').toString('base64') } }))).toBeNull()
+    // Another effect on the same key, decided on the same "no object": the object there now is not its own and not
+    // what it saw, and s3rver keeps no versions, so whether it landed first cannot be known. Not "not found".
+    const other = toEffect({ ...input, args: { ...input.args, body: Buffer.from('other').toString('base64') } })
+    const unknowable = await t.query!(other).catch((e: unknown) => e)
+    expect(unknowable).toBeInstanceOf(DispatchFault)
+    expect(unknowable).toMatchObject({ kind: 'unknowable', message: expect.stringContaining('the bucket is not versioned') })
   })
 
   it('a key with spaces, non-ASCII and reserved characters is addressed as s3rver decodes it', async () => {

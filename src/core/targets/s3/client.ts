@@ -10,6 +10,7 @@
  * https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
  * https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html
  * https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html
+ * https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html
  */
 import { AwsV4Signer } from 'aws4fetch'
 import { sha256Hex } from '../../hash.js'
@@ -54,15 +55,16 @@ export class S3Client {
     this.now = options.now ?? Date.now
   }
 
-  head(key: string): Promise<HttpResponse> {
-    return this.call('HEAD', key)
+  head(key: string, opts: { versionId?: string } = {}): Promise<HttpResponse> {
+    return this.call('HEAD', key, { query: opts.versionId ? { versionId: opts.versionId } : {} })
   }
 
-  get(key: string, opts: { versionId?: string; ifMatch?: string; limit?: number } = {}): Promise<HttpResponse> {
+  get(key: string, opts: { versionId?: string; ifMatch?: string; limit?: number; signal?: AbortSignal } = {}): Promise<HttpResponse> {
     return this.call('GET', key, {
       query: opts.versionId ? { versionId: opts.versionId } : {},
       headers: opts.ifMatch ? { 'if-match': opts.ifMatch } : {},
       limit: opts.limit,
+      signal: opts.signal,
     })
   }
 
@@ -71,8 +73,17 @@ export class S3Client {
     return this.call('PUT', key, { headers, body, signal: guard.signal, fence: guard.fence })
   }
 
-  delete(key: string, guard: RequestGuard = {}): Promise<HttpResponse> {
-    return this.call('DELETE', key, { signal: guard.signal, fence: guard.fence })
+  /** `ifMatch`: a conditional delete (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html). */
+  delete(key: string, guard: RequestGuard = {}, opts: { ifMatch?: string } = {}): Promise<HttpResponse> {
+    return this.call('DELETE', key, { headers: opts.ifMatch ? { 'if-match': opts.ifMatch } : {}, signal: guard.signal, fence: guard.fence })
+  }
+
+  /** One page of ListObjectVersions under `prefix`, from the markers of the page before. */
+  listVersions(prefix: string, after: { keyMarker?: string; versionIdMarker?: string } = {}): Promise<HttpResponse> {
+    const query: Record<string, string> = { versions: '', prefix, 'max-keys': '1000' }
+    if (after.keyMarker !== undefined) query['key-marker'] = after.keyMarker
+    if (after.versionIdMarker !== undefined) query['version-id-marker'] = after.versionIdMarker
+    return this.signed('GET', `${bucketUrl(this.location)}?${new URLSearchParams(query)}`)
   }
 
   /** HeadBucket, for `interlock check` (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html). */

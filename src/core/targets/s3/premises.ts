@@ -30,7 +30,8 @@ import type { HttpResponse } from './transport.js'
 export const KEEP_PREVIOUS_LIMIT = 64 * 1024
 
 export type ObjectState =
-  | { exists: false }
+  /** `deleteMarker`: the version id of the delete marker that is the key's current version (a versioned bucket). */
+  | { exists: false; deleteMarker?: string }
   | { exists: true; etag: string; versionId?: string; size: number; contentType?: string; metadata: Record<string, string> }
 
 export function objectState(res: HttpResponse): ObjectState {
@@ -43,15 +44,62 @@ export function objectState(res: HttpResponse): ObjectState {
   return state
 }
 
+/**
+ * The object at `key` now. A HEAD answer has no body, so a 403 is asked again
+ * with GetObject, whose error names the cause: S3 answers 403 AccessDenied
+ * instead of 404 for a key that does not exist when the keys lack
+ * s3:ListBucket (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html,
+ * "Permissions"), and then nobody can tell a missing object from a forbidden
+ * one: that is a TargetError with context.code 'AccessDenied' (isAccessDenied).
+ */
 export async function headObject(client: S3Client, key: string): Promise<ObjectState> {
   const res = await client.head(key)
-  if (res.status === 404) return { exists: false }
-  if (res.status < 200 || res.status >= 300) {
-    throw new TargetError(`${client.where('HEAD')} answered ${res.status} (${s3Error(res).code}) for ${describe(client, key)}; it cannot be read now`, {
-      context: { status: res.status },
-    })
-  }
+  if (res.status === 404) return absent(res)
+  if (res.status === 403) return readForbidden(client, key)
+  if (res.status < 200 || res.status >= 300) throw unreadable(client, 'HEAD', key, res)
   return objectState(res)
+}
+
+/** The user metadata of one version of the object (HeadObject ?versionId=). */
+export async function headVersion(client: S3Client, key: string, versionId: string): Promise<ObjectState> {
+  const res = await client.head(key, { versionId })
+  if (res.status === 404 || res.status === 405) return { exists: false }
+  if (res.status < 200 || res.status >= 300) throw unreadable(client, 'HEAD', key, res)
+  return objectState(res)
+}
+
+export function isAccessDenied(e: unknown): e is TargetError {
+  return e instanceof TargetError && e.context.code === 'AccessDenied'
+}
+
+async function readForbidden(client: S3Client, key: string): Promise<ObjectState> {
+  const res = await client.get(key, { limit: 4096 })
+  if (res.status === 404) return absent(res)
+  if (res.status >= 200 && res.status < 300) return objectState(res)
+  const err = s3Error(res)
+  if (res.status === 403 && err.code === 'AccessDenied') {
+    throw new TargetError(
+      `${client.where('HEAD')} answered 403 AccessDenied for ${describe(client, key)}: the keys may not list the bucket (s3:ListBucket), and then S3 answers 403 instead of 404 for an object that does not exist; or they may not read it (s3:GetObject). Whether the object exists cannot be read`,
+      {
+        context: { status: 403, code: err.code },
+        hint: 'Grant the target\'s keys s3:ListBucket on the bucket and s3:GetObject on its objects; `interlock check` tests both.',
+      },
+    )
+  }
+  throw unreadable(client, 'GET', key, res)
+}
+
+function absent(res: HttpResponse): ObjectState {
+  const marker = res.headers['x-amz-delete-marker'] === 'true' ? res.headers['x-amz-version-id'] : undefined
+  return marker ? { exists: false, deleteMarker: marker } : { exists: false }
+}
+
+function unreadable(client: S3Client, method: string, key: string, res: HttpResponse): TargetError {
+  const err = s3Error(res)
+  const said = err.message ? `${err.code}: ${err.message}` : err.code
+  return new TargetError(`${client.where(method)} answered ${res.status} (${said}) for ${describe(client, key)}; it cannot be read now`, {
+    context: { status: res.status, code: err.code },
+  })
 }
 
 export async function captureObject(client: S3Client, key: string): Promise<Premises> {

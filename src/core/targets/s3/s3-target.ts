@@ -5,7 +5,9 @@
  * version. Requests are SigV4-signed (aws4fetch) with the configured keys;
  * each write carries the effect id in the object's metadata, which HeadObject
  * reads back after a crash (writes.ts). The premises are the object as the
- * agent saw it (premises.ts), pushed down to S3 as If-Match / If-None-Match.
+ * agent saw it (premises.ts), pushed down to S3 as If-Match / If-None-Match,
+ * on deletes too. Query (find.ts) says when it cannot know rather than send
+ * a write again over another writer's.
  *
  * The compensation of a write puts the object back as the premises recorded
  * it: delete what did not exist, restore the version or the kept bytes of
@@ -21,7 +23,8 @@ import { locationProblems } from './address.js'
 import { S3Client, type S3ClientOptions } from './client.js'
 import { probeS3 } from './probe.js'
 import { captureObject, describe, KEEP_PREVIOUS_LIMIT, validateObject } from './premises.js'
-import { applyDelete, applyPut, applyRestore, findWrite } from './writes.js'
+import { findEffect } from './find.js'
+import { applyDelete, applyPut, applyRestore } from './writes.js'
 
 export interface S3TargetSettings {
   bucket: string
@@ -89,11 +92,11 @@ export class S3Target implements EffectTarget {
     const now = this.now()
     if (a.action === 'put') return applyPut(this.client, effect, a, now, ctx)
     if (a.action === 'restore') return applyRestore(this.client, effect, a, now, ctx)
-    return applyDelete(this.client, a.key, now, ctx)
+    return applyDelete(this.client, effect, a.key, now, ctx)
   }
 
   async query(effect: Effect): Promise<Receipt | null> {
-    return findWrite(this.client, effect, parseS3Action(effect.action, effect.args))
+    return findEffect(this.client, effect, parseS3Action(effect.action, effect.args))
   }
 
   /** Puts the object back as the effect's premises recorded it, conditioned on it still being as the effect left it. */

@@ -5,11 +5,15 @@
  *            If-None-Match: * / If-Match: <etag>; found when HeadObject shows that metadata.
  * - restore: GetObject of the version, then a put of its bytes, content type and
  *            metadata (conditioned and found like a put).
- * - delete:  DeleteObject; found when HeadObject finds no object. Deleting is
- *            idempotent, so a re-apply after a lost answer changes nothing more.
+ * - delete:  DeleteObject, conditioned on the premised object with If-Match:
+ *            <etag> (a conditional delete), so an object another writer put
+ *            after the decision is never deleted; found when HeadObject finds
+ *            no object.
+ * How query answers, and when it says it cannot know: find.ts.
  *
  * https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
  * https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html
+ * https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html
  * https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingMetadata.html (user metadata)
  */
 import type { Effect, Premises, Receipt } from '../../effect.js'
@@ -17,7 +21,7 @@ import { DispatchFault } from '../../errors.js'
 import { EFFECT_METADATA, PUT_BODY_LIMIT, type S3Action } from './actions.js'
 import type { S3Client } from './client.js'
 import { s3Fault } from './faults.js'
-import { headObject, objectState, userMetadata } from './premises.js'
+import { objectState, userMetadata } from './premises.js'
 import type { HttpResponse } from './transport.js'
 import type { RequestGuard } from '../http/fence.js'
 
@@ -45,22 +49,19 @@ export async function applyRestore(client: S3Client, effect: Effect, a: Restore,
   return { ...receipt, restored_version_id: a.versionId }
 }
 
-export async function applyDelete(client: S3Client, key: string, nowMs: number, guard: RequestGuard = {}): Promise<Receipt> {
-  const res = await client.delete(key, guard)
-  const fault = s3Fault(res, client.where('DELETE'), nowMs)
+/**
+ * The premise pushed down as S3 conditional delete: If-Match on the ETag the
+ * decision saw, checked by S3 in the same step as the delete (412 when the
+ * object changed, 404 when it is gone). Not a read, then a delete: another
+ * writer's object put between the two would be deleted.
+ */
+export async function applyDelete(client: S3Client, effect: Effect, key: string, nowMs: number, guard: RequestGuard = {}): Promise<Receipt> {
+  const p = effect.premises
+  const ifMatch = p.exists === true && typeof p.etag === 'string' ? p.etag : undefined
+  const res = await client.delete(key, guard, { ifMatch })
+  const fault = s3Fault(res, client.where('DELETE'), nowMs, ifMatch ? 'if-match' : undefined)
   if (fault) throw fault
   return { bucket: client.location.bucket, key, deleted: true }
-}
-
-/** The receipt of an effect that already happened, or null. */
-export async function findWrite(client: S3Client, effect: Effect, a: S3Action): Promise<Receipt | null> {
-  const s = await headObject(client, a.key)
-  if (a.action === 'delete') return s.exists ? null : { bucket: client.location.bucket, key: a.key, deleted: true }
-  if (!s.exists || s.metadata[EFFECT_METADATA] !== effect.id) return null
-  const receipt: Receipt = { bucket: client.location.bucket, key: a.key, etag: s.etag }
-  if (s.versionId) receipt.version_id = s.versionId
-  if (a.action === 'restore') receipt.restored_version_id = a.versionId
-  return receipt
 }
 
 async function write(client: S3Client, effect: Effect, key: string, c: Content, nowMs: number, guard: RequestGuard = {}): Promise<Receipt> {
