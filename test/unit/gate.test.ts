@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { InputError, NotFoundError, StoreUnavailableError } from '../../src/core/errors.js'
+import { DispatchFault, InputError, NotFoundError, StoreUnavailableError } from '../../src/core/errors.js'
 import { Gate } from '../../src/core/gate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
@@ -149,6 +149,45 @@ describe('gate.submit', () => {
     }
     const out = await gateWith(t).submit(effect('t2'))
     expect(out).toMatchObject({ status: 'in_flight', state: 'DISPATCHED' })
+    expect(t.calls.get(out.effectId)).toBe(1)
+  })
+
+  it('a target that cannot know whether it happened: AMBIGUOUS at tier 1, never sent again', async () => {
+    const t = new CountingTarget('t1', 1)
+    t.faults = [{ kind: 'unknowable', afterApplying: true }]
+    const out = await gateWith(t).submit(effect('t1'))
+    expect(out).toMatchObject({ status: 'ambiguous', reason: 'injected unknowable' })
+    expect(t.calls.get(out.effectId)).toBe(1)
+    expect(await states(out.effectId)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AMBIGUOUS'])
+  })
+
+  it('tier 2: a query that answers it cannot know is AMBIGUOUS, in the loop and on the last look, never applied again', async () => {
+    for (const maxAttempts of [3, 1]) {
+      const t = new CountingTarget(`t2-${maxAttempts}`, 2)
+      t.faults = [{ kind: 'unknown', afterApplying: true }]
+      t.query = async () => {
+        throw new DispatchFault('unknowable', 'another writer replaced the object')
+      }
+      const gate = new Gate({ store, targets: [t], sleep: noSleep, retry: { maxAttempts, backoffMs: 1 } })
+      const out = await gate.submit(effect(`t2-${maxAttempts}`))
+      expect(out).toMatchObject({ status: 'ambiguous', reason: 'another writer replaced the object' })
+      expect(t.calls.get(out.effectId)).toBe(1)
+    }
+  })
+
+  it('recovery of a DISPATCHED tier-2 effect whose query cannot know: marked ambiguous', async () => {
+    const t = new CountingTarget('t2', 2)
+    t.faults = [{ kind: 'unknown', afterApplying: true }]
+    t.query = async () => {
+      throw new Error('query endpoint down')
+    }
+    const out = await new Gate({ store, targets: [t], sleep: noSleep, retry: { maxAttempts: 1, backoffMs: 1 } }).submit(effect('t2'))
+    expect(out).toMatchObject({ status: 'in_flight' })
+    t.query = async () => {
+      throw new DispatchFault('unknowable', 'cannot know')
+    }
+    const report = await gateWith(t).recover()
+    expect(report.effects).toMatchObject([{ effectId: out.effectId, found: 'DISPATCHED', action: 'marked-ambiguous', outcome: { status: 'ambiguous', reason: 'cannot know' } }])
     expect(t.calls.get(out.effectId)).toBe(1)
   })
 
