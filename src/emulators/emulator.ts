@@ -15,7 +15,10 @@
  * - `apply-then-drop`: applied, then the connection is closed without an answer;
  * - `reset-after-apply`: applied, then the connection is reset (TCP RST);
  * - `5xx`: answered 500 (or `status`) without applying;
+ * - `apply-then-5xx`: applied, then answered 500 (or `status`): a server error
+ *   whose outcome is indeterminate;
  * - `hang`: never answered, nothing applied (the client's timeout decides).
+ * A subclass words the 5xx as its service does (`injectedError`).
  *
  * An emulator subclass routes requests; a route that changes the world calls
  * `apply(effectId, fn)` so the fault is applied around the change and the
@@ -24,7 +27,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 
-export type FaultMode = 'reset-before-apply' | 'apply-then-drop' | 'reset-after-apply' | '5xx' | 'hang'
+export type FaultMode = 'reset-before-apply' | 'apply-then-drop' | 'reset-after-apply' | '5xx' | 'apply-then-5xx' | 'hang'
 
 export interface FaultRule {
   mode: FaultMode
@@ -32,7 +35,7 @@ export interface FaultRule {
   route?: string
   /** How many matching requests it hits (default 1). */
   times?: number
-  /** Status for '5xx' (default 500). */
+  /** Status for '5xx' and 'apply-then-5xx' (default 500). */
   status?: number
 }
 
@@ -111,12 +114,10 @@ export abstract class Emulator {
       this.hung.add(res)
       throw new Swallowed()
     }
-    if (fault?.mode === '5xx') {
-      res.writeHead(fault.status ?? 500, { 'content-type': 'application/json' }).end('{"error":"injected server error"}')
-      throw new Swallowed()
-    }
+    if (fault?.mode === '5xx') this.answerError(req, res, fault.status ?? 500)
     const result = await change()
     if (effectId) this.applications.set(effectId, this.count(effectId) + 1)
+    if (fault?.mode === 'apply-then-5xx') this.answerError(req, res, fault.status ?? 500)
     if (fault?.mode === 'apply-then-drop') {
       res.socket?.end()
       res.socket?.destroy()
@@ -127,6 +128,17 @@ export abstract class Emulator {
       throw new Swallowed()
     }
     return result
+  }
+
+  /** How the service words an injected server error; a subclass may also save it (Stripe keeps it for the idempotency key). */
+  protected injectedError(_req: EmulatorRequest, status: number): EmulatorResponse {
+    return { status, body: { error: 'injected server error' } }
+  }
+
+  private answerError(req: EmulatorRequest, res: http.ServerResponse, status: number): never {
+    const answer = this.injectedError(req, status)
+    res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(JSON.stringify(answer.body))
+    throw new Swallowed()
   }
 
   private takeFault(req: EmulatorRequest): FaultRule | undefined {

@@ -6,17 +6,36 @@
  *   https://docs.stripe.com/idempotency): the status and body of the first
  *   request with a key are saved once the endpoint starts executing, and a
  *   retry with the same key gets them back (marked `Idempotent-Replayed: true`)
- *   instead of a second refund; the same key with different parameters is a
- *   400 `idempotency_error`; a request whose parameters fail validation, or
- *   that collides with a request still running with the same key (409
- *   `idempotency_key_in_use`), saves nothing.
+ *   instead of a second refund: "Subsequent requests with the same key return
+ *   the same result, including 500 errors." A 500 injected into a refund
+ *   (fault modes `5xx`, and `apply-then-5xx` for one that happened anyway) is
+ *   an `api_error` saved like any answer and replayed on every retry; another
+ *   5xx is a failure in front of the API and saves nothing. The same key
+ *   with different parameters is a 400 `idempotency_error`; a request whose
+ *   parameters fail validation, or that collides with a request still running
+ *   with the same key (409 `idempotency_key_in_use`), saves nothing.
+ * - `Stripe-Should-Retry`: `false` on a saved 500, whose replay is all a retry
+ *   gets ("we expect the stripe-should-retry header to be false in most cases
+ *   when a 500 is returned, since our idempotency framework would typically
+ *   replay it anyway", stripe-node's RequestSender); `true` on a 429
+ *   `lock_timeout` (`lockTimeoutNext()`), which saves nothing
+ *   (https://docs.stripe.com/rate-limits, object lock timeouts;
+ *   https://docs.stripe.com/error-low-level).
+ * - Keys are kept 24 hours by the emulator's `clock`: "You can remove keys
+ *   from the system automatically after they're at least 24 hours old. We
+ *   generate a new request if a key is reused after the original is pruned."
+ *   `pruneKeys()` forgets them all at once.
+ * - Refund status (https://docs.stripe.com/api/refunds/object): `pending`,
+ *   `requires_action`, `succeeded`, `failed` (with `failure_reason`) or
+ *   `canceled`. New refunds take `refundStatus` (default `succeeded`);
+ *   `failRefund()` is a pending refund the bank could not process, its amount
+ *   back on the charge (https://docs.stripe.com/refunds#failed-refunds).
+ *   Retrieve a refund: `GET /v1/refunds/{id}` (https://docs.stripe.com/api/refunds/retrieve).
  * - Refunds (https://docs.stripe.com/api/refunds/create): form-encoded
  *   `charge`, `amount` (minor units; the rest of the charge when absent),
  *   `reason`, `metadata[...]`; refusing more than is left to refund
  *   (`charge_already_refunded`, `amount_too_large`) and disputed charges
  *   (`charge_disputed`) (https://docs.stripe.com/error-codes).
- * - Keys "can be removed from the system automatically after they're at least
- *   24 hours old", and a key reused after that is a new request (`pruneKeys()`).
  * - List refunds (https://docs.stripe.com/api/refunds/list): `charge`,
  *   `limit`, `starting_after`; newest first; `{ object: "list", data, has_more }`.
  * - Charges (https://docs.stripe.com/api/charges/object): `amount`,
@@ -39,13 +58,17 @@ export interface StripeCharge {
   disputed: boolean
 }
 
+export type RefundStatus = 'pending' | 'requires_action' | 'succeeded' | 'failed' | 'canceled'
+
 export interface StripeRefund {
   id: string
   object: 'refund'
   amount: number
   charge: string
   currency: string
-  status: 'succeeded'
+  status: RefundStatus
+  /** Set when the refund failed: lost_or_stolen_card, expired_or_canceled_card, charge_for_pending_refund_disputed, insufficient_funds, declined, merchant_request or unknown. */
+  failure_reason?: string
   reason: string | null
   metadata: Record<string, string>
 }
@@ -54,7 +77,13 @@ interface Saved {
   params: string
   status: number
   body: unknown
+  headers: Record<string, string>
+  /** The emulator's clock when it was saved. */
+  at: number
 }
+
+/** How long a key is kept: "at least 24 hours old" before it may be pruned. */
+export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000
 
 export class StripeEmulator extends Emulator {
   readonly charges = new Map<string, StripeCharge>()
@@ -64,7 +93,12 @@ export class StripeEmulator extends Emulator {
   /** Keys whose first request is executing right now. */
   private readonly running = new Set<string>()
   private delays: number[] = []
+  private lockTimeouts = 0
   private seq = 0
+  /** The emulator's clock, for the age of idempotency keys. */
+  clock: () => number = Date.now
+  /** The status new refunds are created with (a card refund `succeeded` at once; a bank refund `pending`). */
+  refundStatus: RefundStatus = 'succeeded'
 
   constructor(readonly apiKey = 'sk_test_emulator_4eC39HqLyjWDarjtT1zdp7dc') {
     super()
@@ -91,8 +125,55 @@ export class StripeEmulator extends Emulator {
     this.saved.clear()
   }
 
+  /** The next refund request meets an object lock held elsewhere: 429 lock_timeout, Stripe-Should-Retry: true. */
+  lockTimeoutNext(): void {
+    this.lockTimeouts++
+  }
+
+  /** A pending refund the customer's bank could not process: failed, with Stripe's reason, its amount back on the charge. */
+  failRefund(id: string, failureReason = 'expired_or_canceled_card'): void {
+    const r = this.refunds.find((x) => x.id === id)
+    if (!r) throw new Error(`no refund ${id}`)
+    r.status = 'failed'
+    r.failure_reason = failureReason
+    const c = this.charges.get(r.charge)
+    if (c) {
+      c.amount_refunded -= r.amount
+      c.refunded = c.amount_refunded >= c.amount
+    }
+  }
+
+  /** A pending refund that went through. */
+  settleRefund(id: string): void {
+    const r = this.refunds.find((x) => x.id === id)
+    if (!r) throw new Error(`no refund ${id}`)
+    r.status = 'succeeded'
+  }
+
   refundsFor(effectId: string): StripeRefund[] {
     return this.refunds.filter((r) => r.metadata.interlock_effect_id === effectId)
+  }
+
+  /**
+   * A server error. A 500 comes from inside the refund endpoint, as Stripe
+   * words it: an `api_error`, saved for the key like any answer once the
+   * endpoint began, so every retry with the key gets it again, and marked
+   * `Stripe-Should-Retry: false` since a retry can only replay it. Any other
+   * 5xx (502, 503, 504) stands for a failure in front of the API, before the
+   * endpoint ran: "We save results only after the execution of an endpoint
+   * begins", so nothing is saved and a retry runs the request.
+   */
+  protected override injectedError(req: EmulatorRequest, status: number): EmulatorResponse {
+    if (status !== 500) return { status, body: { error: { type: 'api_error', message: `The server answered ${status}; try again.` } } }
+    const answer: EmulatorResponse = {
+      ...error(status, 'api_error', undefined, 'An unknown error occurred while processing your request.'),
+      headers: { 'stripe-should-retry': 'false' },
+    }
+    const key = req.headers['idempotency-key']
+    if (req.method === 'POST' && req.path === '/v1/refunds' && typeof key === 'string') {
+      this.saved.set(key, { params: paramsOf(req.body), status, body: answer.body, headers: answer.headers!, at: this.clock() })
+    }
+    return answer
   }
 
   protected async route(req: EmulatorRequest): Promise<EmulatorResponse> {
@@ -113,6 +194,12 @@ export class StripeEmulator extends Emulator {
     }
     if (req.method === 'POST' && req.path === '/v1/refunds') return this.refund(req)
     if (req.method === 'GET' && req.path === '/v1/refunds') return this.list(req.query)
+    const one = /^\/v1\/refunds\/([^/]+)$/.exec(req.path)
+    if (req.method === 'GET' && one) {
+      const id = decodeURIComponent(one[1]!)
+      const r = this.refunds.find((x) => x.id === id)
+      return r ? { status: 200, body: r } : error(404, 'invalid_request_error', 'resource_missing', `No such refund: '${id}'`, 'id')
+    }
     return error(404, 'invalid_request_error', undefined, `Unrecognized request URL (${req.method}: ${req.path})`)
   }
 
@@ -130,10 +217,18 @@ export class StripeEmulator extends Emulator {
       return error(400, 'invalid_request_error', 'parameter_invalid', 'Expected a form-encoded body (application/x-www-form-urlencoded)')
     }
     const form = new URLSearchParams(req.body)
-    const params = [...form.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join('&')
+    const params = paramsOf(req.body)
     const key = req.headers['idempotency-key'] as string | undefined
+    if (this.lockTimeouts > 0) {
+      // Object locks are taken before the idempotency layer saves anything.
+      this.lockTimeouts--
+      const locked = error(429, 'invalid_request_error', 'lock_timeout', 'This object cannot be accessed right now because another API request or Stripe process is currently accessing it. If you see this error intermittently, retry the request.')
+      return { ...locked, headers: { 'stripe-should-retry': 'true' } }
+    }
 
     if (key !== undefined) {
+      const kept = this.saved.get(key)
+      if (kept && this.clock() - kept.at >= KEY_LIFETIME_MS) this.saved.delete(key)
       const saved = this.saved.get(key)
       if (saved && saved.params !== params) {
         return error(
@@ -143,7 +238,7 @@ export class StripeEmulator extends Emulator {
           `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
         )
       }
-      if (saved) return { status: saved.status, body: saved.body, headers: { 'idempotent-replayed': 'true' } }
+      if (saved) return { status: saved.status, body: saved.body, headers: { ...saved.headers, 'idempotent-replayed': 'true' } }
       if (this.running.has(key)) {
         return error(409, 'invalid_request_error', 'idempotency_key_in_use', 'There is currently another in-progress request using this Idempotency-Key. Please try again later.')
       }
@@ -166,7 +261,7 @@ export class StripeEmulator extends Emulator {
       const delay = this.delays.shift()
       if (delay) await new Promise((r) => setTimeout(r, delay))
       const save = (answer: EmulatorResponse): EmulatorResponse => {
-        if (key !== undefined) this.saved.set(key, { params, status: answer.status, body: answer.body })
+        if (key !== undefined) this.saved.set(key, { params, status: answer.status, body: answer.body, headers: answer.headers ?? {}, at: this.clock() })
         return answer
       }
       const c = this.charges.get(chargeId)
@@ -190,7 +285,7 @@ export class StripeEmulator extends Emulator {
           amount,
           charge: c.id,
           currency: c.currency,
-          status: 'succeeded',
+          status: this.refundStatus,
           reason,
           metadata,
         }
@@ -203,6 +298,11 @@ export class StripeEmulator extends Emulator {
       if (key !== undefined) this.running.delete(key)
     }
   }
+}
+
+/** The form's parameters in one canonical order: what a retried key is compared with. */
+function paramsOf(body: string): string {
+  return [...new URLSearchParams(body).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join('&')
 }
 
 function error(status: number, type: string, code: string | undefined, message: string, param?: string): EmulatorResponse {

@@ -57,6 +57,21 @@ export interface ProbeResult {
   tier?: { ok: boolean; detail: string; fix?: string }
 }
 
+/**
+ * What became of a COMMITTED effect since the service answered, for services
+ * whose answer is not final (a Stripe refund `pending` that later fails).
+ */
+export interface LaterOutcome {
+  /** The service's word for where it stands now (a refund's status). */
+  status: string
+  /** Undone at the service after all (a refund that failed): an operator must act. */
+  failed: boolean
+  /** Still not final at the service: asked again by the next run. */
+  pending: boolean
+  /** One line naming the effect's object at the service and what happened, naming no secret. */
+  detail: string
+}
+
 /** A compensating effect on the same target: the gate gives it its own id and links it to the original. */
 export interface Compensation {
   action: string
@@ -88,6 +103,13 @@ export interface EffectTarget {
   compensation?(effect: Effect, receipt: Receipt): Compensation | Promise<Compensation>
   /** Why this target's effects cannot be undone (e.g. "a sent email cannot be recalled"). */
   readonly notCompensable?: string
+  /**
+   * Optional, read-only: for a COMMITTED effect whose receipt says the service
+   * had not finished it (a Stripe refund answered `pending`), what became of
+   * it; null when the receipt is final and there is nothing to ask.
+   * `interlock reconcile-effects` asks it for recently committed effects.
+   */
+  laterOutcome?(effect: Effect, receipt: Receipt): Promise<LaterOutcome | null>
   /** Optional: a read-only look at the service for `interlock check`; see ProbeResult. */
   probe?(signal?: AbortSignal): Promise<ProbeResult>
   close?(): Promise<void>

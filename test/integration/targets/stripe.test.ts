@@ -141,12 +141,13 @@ describe('Stripe refund through the gate', () => {
 })
 
 describe('Stripe refund after a crash in flight (tier 1: the same key again, exactly one refund)', () => {
-  const modes: FaultMode[] = ['reset-before-apply', 'apply-then-drop', 'reset-after-apply', '5xx', 'hang']
+  // A 503 stands for a failure in front of Stripe's API, which saves nothing for the key; a 500 is saved (below).
+  const modes: [FaultMode, number?][] = [['reset-before-apply'], ['apply-then-drop'], ['reset-after-apply'], ['5xx', 503], ['hang']]
 
-  for (const mode of modes) {
-    it(`${mode}: the only try ends unknown, the effect stays DISPATCHED, recovery refunds exactly once`, async () => {
+  for (const [mode, status] of modes) {
+    it(`${mode}${status ? ` ${status}` : ''}: the only try ends unknown, the effect stays DISPATCHED, recovery refunds exactly once`, async () => {
       const before = await gate({ retry: { maxAttempts: 1 } }, { timeoutMs: 300 })
-      stripe.fault({ mode, route: 'POST /v1/refunds' })
+      stripe.fault({ mode, route: 'POST /v1/refunds', status })
       const args = refund()
       const out = await before.gate.submit(input(args, await before.gate.capture('payments', 'refund', args)))
       expect(out).toMatchObject({ status: 'in_flight', state: 'DISPATCHED' })
@@ -180,9 +181,10 @@ describe('Stripe refund after a crash in flight (tier 1: the same key again, exa
     expect(stripe.count(e.id)).toBe(1)
     expect(posts()).toHaveLength(1)
 
-    // Why recovery looks first: with the key pruned, sending again is a second refund.
-    await target().apply(e, { attempt: 2, recovering: false })
-    expect(stripe.count(e.id)).toBe(2)
+    // Why recovery looks first: with the key pruned, sending again would be a second refund.
+    expect(await target().apply(e, { attempt: 1, recovering: true })).toMatchObject({ found: true })
+    expect(stripe.count(e.id)).toBe(1)
+    expect(posts()).toHaveLength(1)
   })
 
   it('recovery finds its refund beyond the first page of the charge\'s refunds', async () => {
@@ -206,6 +208,107 @@ describe('Stripe refund after a crash in flight (tier 1: the same key again, exa
     expect(stripe.count(out.effectId)).toBe(1)
     // Timed out, then 409 while the first ran, then the saved answer.
     expect(posts().length).toBeGreaterThanOrEqual(3)
+  })
+})
+
+describe('A 500 Stripe saved for the key: replayed on every retry, settled by the refund lookup', () => {
+  it('the emulator saves a 500 and replays it, marked Idempotent-Replayed and Stripe-Should-Retry: false', async () => {
+    stripe.fault({ mode: '5xx', route: 'POST /v1/refunds' })
+    const body = new URLSearchParams({ charge: 'ch_usd', amount: '1250' }).toString()
+    const send = () =>
+      fetch(`${stripe.url}/v1/refunds`, { method: 'POST', body, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': 'k-500' } })
+    const firstAnswer = await send()
+    expect(firstAnswer.status).toBe(500)
+    expect(firstAnswer.headers.get('stripe-should-retry')).toBe('false')
+    expect(await firstAnswer.json()).toMatchObject({ error: { type: 'api_error' } })
+    for (let i = 0; i < 2; i++) {
+      const again = await send()
+      expect([again.status, again.headers.get('idempotent-replayed'), again.headers.get('stripe-should-retry')]).toEqual([500, 'true', 'false'])
+    }
+    expect(stripe.refunds).toHaveLength(0)
+  })
+
+  it('no refund made: one POST, no blind re-send, AMBIGUOUS with what to look at (the effect is not left in flight)', async () => {
+    const { gate: g, store } = await gate()
+    stripe.fault({ mode: '5xx', route: 'POST /v1/refunds' })
+    const out = await g.submit(input(refund()))
+    expect(out).toMatchObject({ status: 'ambiguous', reason: expect.stringContaining('Stripe keeps that answer for the idempotency key: every retry with it gets the same 500') })
+    expect((out as { reason: string }).reason).toContain('look at charge ch_usd in the Stripe Dashboard')
+    expect(posts()).toHaveLength(1)
+    expect(stripe.requests.filter((r) => r.method === 'GET' && r.path === '/v1/refunds')).toHaveLength(1)
+    expect(stripe.count(out.effectId)).toBe(0)
+    expect((await store.get(out.effectId))!.state).toBe('AMBIGUOUS')
+    // Sent again by hand with the same key (as a redispatch would), Stripe still answers the saved 500.
+    expect(await fault(target().apply(toEffect(input(refund())), { attempt: 1, recovering: false }))).toMatchObject({ kind: 'unknowable' })
+    expect(stripe.count(out.effectId)).toBe(0)
+  })
+
+  it('the refund was made before the 500: found by its metadata, COMMITTED, one refund, one POST', async () => {
+    const { gate: g } = await gate()
+    stripe.fault({ mode: 'apply-then-5xx', route: 'POST /v1/refunds' })
+    const out = await g.submit(input(refund()))
+    expect(out).toMatchObject({ status: 'committed', receipt: { found: true, status: 'succeeded', amount: 1250 } })
+    expect(stripe.count(out.effectId)).toBe(1)
+    expect(posts()).toHaveLength(1)
+  })
+
+  it('recovery meets the saved 500 too: looked up, then AMBIGUOUS, never a second refund', async () => {
+    const h = await gate()
+    const e = toEffect(input(refund()))
+    await journalDispatched(h.store, e, 1)
+    // The process that sent it died after Stripe saved a 500 for the key, before it journaled anything more.
+    stripe.fault({ mode: '5xx', route: 'POST /v1/refunds' })
+    await fault(target().apply(e, first))
+    const report = await (await h.restart()).gate.recover()
+    expect(report.effects).toMatchObject([{ effectId: e.id, action: 'marked-ambiguous', outcome: { status: 'ambiguous' } }])
+    expect(stripe.count(e.id)).toBe(0)
+  })
+
+  it('Stripe-Should-Retry: true (a lock timeout) is retried with the same key', async () => {
+    const { gate: g, slept } = await gate()
+    stripe.lockTimeoutNext()
+    const out = await g.submit(input(refund()))
+    expect(out).toMatchObject({ status: 'committed' })
+    expect(posts()).toHaveLength(2)
+    expect(slept).toHaveLength(1)
+    expect(stripe.count(out.effectId)).toBe(1)
+  })
+})
+
+describe('A refund answered pending is not one answered succeeded', () => {
+  it('the receipt keeps the status Stripe answered with', async () => {
+    const { gate: g } = await gate()
+    stripe.refundStatus = 'pending'
+    const out = await g.submit(input(refund()))
+    expect(out).toMatchObject({ status: 'committed', receipt: { status: 'pending' } })
+  })
+
+  it('a refund Stripe answers failed moved no money: FAILED, with the reason', async () => {
+    const { gate: g } = await gate()
+    stripe.refundStatus = 'failed'
+    const out = await g.submit(input(refund()))
+    expect(out).toMatchObject({ status: 'failed', reason: expect.stringMatching(/Stripe made refund re_\w+, and it is failed: no money went back/) })
+  })
+
+  it('laterOutcome asks Stripe again for a pending refund only, and names a failure with its reason', async () => {
+    const { gate: g } = await gate()
+    stripe.refundStatus = 'pending'
+    const out = await g.submit(input(refund()))
+    if (out.status !== 'committed') throw new Error(out.status)
+    const t = target()
+    const e = toEffect(input(refund()))
+    expect(await t.laterOutcome(e, out.receipt)).toMatchObject({ status: 'pending', failed: false, pending: true })
+    stripe.failRefund(String(out.receipt.refund), 'expired_or_canceled_card')
+    expect(await t.laterOutcome(e, out.receipt)).toEqual({
+      status: 'failed',
+      failed: true,
+      pending: false,
+      detail: `refund ${String(out.receipt.refund)} of 12.50 USD on charge ch_usd was answered pending, and is failed now (failure_reason: expired_or_canceled_card): the money did not reach the customer`,
+    })
+    const gets = stripe.requests.filter((r) => r.method === 'GET').length
+    expect(await t.laterOutcome(e, { ...out.receipt, status: 'succeeded' })).toBeNull()
+    expect(stripe.requests.filter((r) => r.method === 'GET')).toHaveLength(gets)
+    expect(stripe.charges.get('ch_usd')!.amount_refunded).toBe(0)
   })
 })
 

@@ -4,18 +4,24 @@
  * Stripe saves the answer to the first request with a key and answers every
  * retry with it, so the gate resends with the same key after a crash or an
  * unknown outcome and the refund happens once
- * (https://docs.stripe.com/api/idempotent_requests). Two answers are about
- * the key itself:
- * - 409 `idempotency_key_in_use`: the first request with this key is still
- *   running → 'retry-later' (same key, after a back-off);
- * - 400 `idempotency_error`: this key was used with other parameters → 'refused'
- *   with Stripe's message; nothing was refunded by this request.
- * Everything else is faults.ts's rule (429 retry later, other 4xx refused,
- * 5xx and lost connections unknown).
+ * (https://docs.stripe.com/api/idempotent_requests). What each answer means,
+ * `Stripe-Should-Retry` included: answers.ts.
+ *
+ * A saved server error ("Retries with the same key return the saved response,
+ * including 500 errors") cannot be retried away: for as long as Stripe keeps
+ * the key, every retry gets the same 500. It is settled by the refund lookup
+ * (refund-lookup.ts): a refund carrying the effect id → COMMITTED; none →
+ * AMBIGUOUS (a DispatchFault 'unknowable'), since Stripe calls the outcome of
+ * a 500 indeterminate (https://docs.stripe.com/error-low-level#server-errors)
+ * and only a person looking at the charge can say more; never a new POST.
  *
  * Recovery first looks for a refund carrying the effect id in its metadata
  * (refund-lookup.ts): Stripe may prune a key after 24 hours, and recovery may
  * come later than that.
+ *
+ * The receipt keeps the refund's status as Stripe answered it: `pending` is
+ * not `succeeded` (later-outcome.ts); a refund answered `failed` or
+ * `canceled` is FAILED.
  *
  * Premises: the charge, read with `GET /v1/charges/{id}` (charge-premises.ts).
  */
@@ -24,12 +30,13 @@ import type { Effect, Premises, Receipt } from '../../effect.js'
 import { DispatchFault, InputError, TargetError } from '../../errors.js'
 import { serviceMessage } from '../http/body.js'
 import type { HttpAnswer, HttpClientOptions } from '../http/client.js'
-import { faultFromStatus } from '../http/faults.js'
 import { bearerService, type ServiceClient, type ServiceSettings } from '../http/service.js'
-import type { ApplyContext, EffectTarget, ProbeResult } from '../target.js'
+import type { ApplyContext, EffectTarget, LaterOutcome, ProbeResult } from '../target.js'
+import { readRefundAnswer } from './answers.js'
 import { chargeOf, chargePremises, checkCharge, type Charge } from './charge-premises.js'
 import { fromMinorUnits } from './money.js'
 import { parseRefund, refundForm, type Refund } from './refund-args.js'
+import { refundNow } from './later-outcome.js'
 import { findRefund } from './refund-lookup.js'
 import { probeStripe } from './probe.js'
 
@@ -100,16 +107,21 @@ export class StripeRefundTarget implements EffectTarget {
       ctx,
     )
     const where = this.api.http.where('POST', url)
-    const fault = this.faultOf(answer, where)
-    if (fault) throw fault
-    const body = answer.body
-    if (body === null || typeof body !== 'object' || Array.isArray(body) || typeof body.id !== 'string') {
-      // A 2xx we cannot read may still be a refund: the same key will fetch Stripe's saved answer.
-      throw new DispatchFault('unknown', `${where} answered ${answer.status} without a refund object`, { context: { status: answer.status } })
-    }
-    const receipt = receiptOf(body, refund)
+    const read = readRefundAnswer(answer, where, this.api.http.now())
+    if (read.kind === 'fault') throw read.fault
+    if (read.kind === 'saved-error') return this.settleSaved(effect, refund, where, read.status, read.said)
+    const receipt = receiptOf(read.body, refund)
     if (answer.headers['idempotent-replayed'] === 'true') receipt.replayed = true
+    if (receipt.status === 'failed' || receipt.status === 'canceled') {
+      const reason = typeof read.body.failure_reason === 'string' ? ` (failure_reason: ${read.body.failure_reason})` : ''
+      throw new DispatchFault('refused', `${where}: Stripe made refund ${receipt.refund}, and it is ${receipt.status}${reason}: no money went back`, { context: { status: answer.status } })
+    }
     return receipt
+  }
+
+  /** A COMMITTED refund answered `pending` (or `requires_action`): its status now (later-outcome.ts). */
+  laterOutcome(_effect: Effect, receipt: Receipt): Promise<LaterOutcome | null> {
+    return refundNow(this.api, receipt)
   }
 
   /** `interlock check`: GET /v1/balance, read-only (probe.ts). */
@@ -139,27 +151,26 @@ export class StripeRefundTarget implements EffectTarget {
     return charge
   }
 
-  private faultOf(answer: HttpAnswer, where: string): DispatchFault | null {
-    const error = (answer.body as JsonObject | null)?.error as JsonObject | undefined
-    const code = typeof error?.code === 'string' ? error.code : undefined
-    const type = typeof error?.type === 'string' ? error.type : undefined
-    const context = { status: answer.status, ...(code ? { code } : {}), ...(type ? { type } : {}) }
-    if (answer.status === 409) {
-      return new DispatchFault('retry-later', `${where} answered 409 (${code ?? 'conflict'}): the first request with this idempotency key is still running; retry with the same key`, {
-        context,
-      })
+  /** A server error Stripe keeps for the key (answers.ts): the lookup settles it, never a new POST. */
+  private async settleSaved(effect: Effect, refund: Refund, where: string, status: number, said: string): Promise<Receipt> {
+    const found = await findRefund(this.api, refund.charge, effect.id)
+    if (found) return { ...receiptOf(found, refund), found: true }
+    const why = `${where} answered ${status}, and Stripe keeps that answer for the idempotency key: every retry with it gets the same ${status} (${said})`
+    if (found === undefined) {
+      // Asked again on the next try: the same key fetches the same answer, and the lookup is tried again.
+      throw new DispatchFault('unknown', `${why}; the refund lookup could not be made`, { context: { status } })
     }
-    if (answer.status === 400 && type === 'idempotency_error') {
-      return new DispatchFault('refused', `${where} refused the idempotency key (idempotency_error): ${serviceMessage(answer.body)}`, { context })
-    }
-    const fault = faultFromStatus(answer, this.tier, where, this.api.http.now())
-    if (!fault) return null
-    return new DispatchFault(fault.kind, fault.message, { context, retryAfterMs: fault.retryAfterMs })
+    throw new DispatchFault(
+      'unknowable',
+      `${why}; no refund of charge ${refund.charge} carries this effect's id. Stripe calls a server error's outcome indeterminate: look at charge ${refund.charge} in the Stripe Dashboard, then resolve the effect as failed if no refund was made (a new decision takes a new key) or committed if one was`,
+      { context: { status } },
+    )
   }
 }
 
+/** The refund as Stripe answered it; `status` is kept as is: `pending` is not `succeeded`. */
 function receiptOf(body: JsonObject, refund: Refund): Receipt {
-  return {
+  const receipt: Receipt = {
     refund: String(body.id),
     status: String(body.status ?? 'unknown'),
     charge: refund.charge,
@@ -167,4 +178,6 @@ function receiptOf(body: JsonObject, refund: Refund): Receipt {
     amount_decimal: fromMinorUnits(refund.amount, refund.currency),
     currency: refund.currency,
   }
+  if (typeof body.pending_reason === 'string') receipt.pending_reason = body.pending_reason
+  return receipt
 }
