@@ -32,16 +32,18 @@ afterEach(async () => {
   await stripe.close()
 })
 
-function target(over: { timeoutMs?: number; baseUrl?: string; apiKey?: string } = {}): StripeRefundTarget {
-  const t = new StripeRefundTarget('payments', { apiKey: KEY, baseUrl: stripe.url, timeoutMs: 2000, connectTimeoutMs: 1000, ...over })
+function target(over: { timeoutMs?: number; baseUrl?: string; apiKey?: string } = {}, options: { now?: () => number } = {}): StripeRefundTarget {
+  const t = new StripeRefundTarget('payments', { apiKey: KEY, baseUrl: stripe.url, timeoutMs: 2000, connectTimeoutMs: 1000, ...over }, options)
   targets.push(t)
   return t
 }
 
-async function gate(opts: Parameters<typeof sqliteGate>[1] = {}, over: Parameters<typeof target>[0] = {}): Promise<SqliteGate> {
-  harness = await sqliteGate(() => [target(over)], opts)
+async function gate(opts: Parameters<typeof sqliteGate>[1] = {}, over: Parameters<typeof target>[0] = {}, options: Parameters<typeof target>[1] = {}): Promise<SqliteGate> {
+  harness = await sqliteGate(() => [target(over, options)], opts)
   return harness
 }
+
+const HOUR = 3_600_000
 
 const refund = (args: JsonObject = {}) => ({ charge: 'ch_usd', amount: '12.50', currency: 'usd', ...args })
 const input = (args: JsonObject, premises?: JsonObject) => ({ thread: 'order-7', target: 'payments', action: 'refund', args, premises })
@@ -211,6 +213,78 @@ describe('Stripe refund after a crash in flight (tier 1: the same key again, exa
   })
 })
 
+describe('A re-apply more than a day after the dispatch: the key may be pruned, so it never re-POSTs blind', () => {
+  it('the emulator forgets a key 24 hours after it saved it, by its clock: the same key is then a new refund', async () => {
+    const e = toEffect(input(refund({ amount: '1.00' })))
+    await target().apply(e, first)
+    await target().apply(e, { attempt: 2, recovering: false, dispatchedAt: Date.now() })
+    expect(stripe.count(e.id)).toBe(1)
+    stripe.clock = () => Date.now() + 24 * HOUR
+    // Sent as a target before this change did, straight after its own lookup missed: a second refund.
+    await fetch(`${stripe.url}/v1/refunds`, {
+      method: 'POST',
+      body: new URLSearchParams({ charge: 'ch_usd', amount: '100', 'metadata[interlock_effect_id]': e.id }).toString(),
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': e.id },
+    })
+    expect(stripe.count(e.id)).toBe(2)
+  })
+
+  it('found by the lookup: COMMITTED from it; not found: not-applied, and nothing is sent', async () => {
+    const late = target({}, { now: () => Date.now() + 25 * HOUR })
+    const e = toEffect(input(refund()))
+    const f = await fault(late.apply(e, { attempt: 1, recovering: true, dispatchedAt: Date.now() }))
+    expect(f.kind).toBe('not-applied')
+    expect(f.message).toMatch(/the idempotency key is 25\.0 hours old, and Stripe may prune a key once it is 24 hours old/)
+    expect(posts()).toHaveLength(0)
+
+    await target().apply(e, first)
+    expect(await late.apply(e, { attempt: 2, recovering: false, dispatchedAt: Date.now() })).toMatchObject({ found: true })
+    expect(posts()).toHaveLength(1)
+  })
+
+  it('within the day the same key is sent again, as before; a lookup that cannot be made past it sends nothing', async () => {
+    const e = toEffect(input(refund()))
+    const hourLater = target({}, { now: () => Date.now() + HOUR })
+    expect(await hourLater.apply(e, { attempt: 2, recovering: false, dispatchedAt: Date.now() })).toMatchObject({ status: 'succeeded' })
+    expect(posts()).toHaveLength(1)
+
+    const down = target({ baseUrl: 'http://127.0.0.1:9' }, { now: () => Date.now() + 25 * HOUR })
+    expect(await fault(down.apply(toEffect(input(refund({ amount: '1.00' }))), { attempt: 1, recovering: true, dispatchedAt: Date.now() }))).toMatchObject({ kind: 'not-sent' })
+  })
+
+  it('recovery a day later: back to AUTHORIZED, the changed charge rejects it; no refund', async () => {
+    const later = () => Date.now() + 25 * HOUR
+    const h = await gate({}, {}, { now: later })
+    const args = refund()
+    const e = toEffect(input(args, await h.gate.capture('payments', 'refund', args)))
+    await journalDispatched(h.store, e, 1)
+    // The first send never reached Stripe; a day passes; meanwhile someone refunds part of the charge by hand.
+    stripe.clock = later
+    stripe.updateCharge('ch_usd', { amount_refunded: 4000 })
+    const report = await (await h.restart()).gate.recover()
+    expect(report.effects).toMatchObject([{ effectId: e.id, found: 'DISPATCHED', outcome: { status: 'rejected' } }])
+    expect((report.effects[0]!.outcome as { violations: string[] }).violations).toContain('charge ch_usd: amount_refunded changed since the decision (was 0, now 4000)')
+    expect((await h.store.history(e.id)).map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AUTHORIZED', 'REJECTED'])
+    expect(stripe.count(e.id)).toBe(0)
+    expect(posts()).toHaveLength(0)
+  })
+
+  it('recovery a day later, the charge unchanged: premises checked again, then one new POST, one refund', async () => {
+    const later = () => Date.now() + 25 * HOUR
+    const h = await gate({}, {}, { now: later })
+    const args = refund()
+    const e = toEffect(input(args, await h.gate.capture('payments', 'refund', args)))
+    await journalDispatched(h.store, e, 1)
+    stripe.clock = later
+    const report = await (await h.restart()).gate.recover()
+    expect(report.effects).toMatchObject([{ effectId: e.id, outcome: { status: 'committed' } }])
+    expect((await h.store.history(e.id)).map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
+    expect(stripe.count(e.id)).toBe(1)
+    expect(posts()).toHaveLength(1)
+    expect(stripe.requests.filter((r) => r.method === 'GET' && r.path === '/v1/charges/ch_usd')).toHaveLength(2)
+  })
+})
+
 describe('A 500 Stripe saved for the key: replayed on every retry, settled by the refund lookup', () => {
   it('the emulator saves a 500 and replays it, marked Idempotent-Replayed and Stripe-Should-Retry: false', async () => {
     stripe.fault({ mode: '5xx', route: 'POST /v1/refunds' })
@@ -319,7 +393,7 @@ describe('StripeRefundTarget answers', () => {
     stripe.delayNext(400)
     const slow = t.apply(e, first)
     await new Promise((r) => setTimeout(r, 100))
-    const busy = await fault(target().apply(e, { attempt: 2, recovering: false }))
+    const busy = await fault(target().apply(e, { attempt: 2, recovering: false, dispatchedAt: Date.now() }))
     expect(busy.kind).toBe('retry-later')
     expect(busy.context).toMatchObject({ status: 409, code: 'idempotency_key_in_use' })
     expect((await slow).refund).toMatch(/^re_/)

@@ -17,7 +17,10 @@
  *
  * Recovery first looks for a refund carrying the effect id in its metadata
  * (refund-lookup.ts): Stripe may prune a key after 24 hours, and recovery may
- * come later than that.
+ * come later than that. Any re-apply more than a day after the effect was
+ * dispatched (key-age.ts) looks first too, and when no refund is found it is
+ * never sent with the old key: the effect starts over ('not-applied'), its
+ * premises checked again before a new POST.
  *
  * The receipt keeps the refund's status as Stripe answered it: `pending` is
  * not `succeeded` (later-outcome.ts); a refund answered `failed` or
@@ -36,6 +39,7 @@ import { readRefundAnswer } from './answers.js'
 import { chargeOf, chargePremises, checkCharge, type Charge } from './charge-premises.js'
 import { fromMinorUnits } from './money.js'
 import { parseRefund, refundForm, type Refund } from './refund-args.js'
+import { ageText, keyMayBePruned } from './key-age.js'
 import { refundNow } from './later-outcome.js'
 import { findRefund } from './refund-lookup.js'
 import { probeStripe } from './probe.js'
@@ -94,9 +98,11 @@ export class StripeRefundTarget implements EffectTarget {
     } catch (e) {
       throw new DispatchFault('refused', `target ${this.name}: ${(e as Error).message}; nothing was sent`, { cause: e })
     }
-    if (ctx.recovering) {
+    const pruned = keyMayBePruned(ctx, this.api.http.now())
+    if (ctx.recovering || pruned) {
       const found = await findRefund(this.api, refund.charge, effect.id)
       if (found) return { ...receiptOf(found, refund), found: true }
+      if (pruned) this.startOver(refund, ctx, found)
     }
     const url = this.api.url('/v1/refunds')
     const answer = await this.api.http.send(
@@ -149,6 +155,22 @@ export class StripeRefundTarget implements EffectTarget {
       throw new TargetError(`${where} answered ${answer.status} for charge ${id}; the premises cannot be checked now: ${serviceMessage(answer.body)}`)
     }
     return charge
+  }
+
+  /**
+   * A re-apply whose key Stripe may have pruned (key-age.ts) and whose refund
+   * the lookup did not find: sending it would be a new refund on day-old
+   * premises, so the effect starts over ('not-applied': back to AUTHORIZED,
+   * premises checked again, then sent afresh). A lookup that could not be made
+   * sends nothing either.
+   */
+  private startOver(refund: Refund, ctx: ApplyContext, found: null | undefined): never {
+    const now = this.api.http.now()
+    const key = `the idempotency key is ${ageText(ctx, now)}, and Stripe may prune a key once it is 24 hours old, so sending it again could be a second refund`
+    if (found === undefined) {
+      throw new DispatchFault('not-sent', `target ${this.name}: ${key}, and the refund lookup for charge ${refund.charge} could not be made; nothing was sent`)
+    }
+    throw new DispatchFault('not-applied', `target ${this.name}: no refund of charge ${refund.charge} carries this effect's id; ${key}: the premises are checked again before it is sent afresh`)
   }
 
   /** A server error Stripe keeps for the key (answers.ts): the lookup settles it, never a new POST. */
