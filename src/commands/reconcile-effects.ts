@@ -4,7 +4,7 @@ import { progressBar } from '../cli/progress.js'
 import { DEFAULTS } from '../core/config/defaults.js'
 import { parseDuration } from '../core/config/policy.js'
 import { UsageError } from '../core/errors.js'
-import { reconcileEffects, type ReconcileResult } from '../core/reconcile/index.js'
+import { LATER_WITHIN_MS, reconcileEffects, type ReconcileResult } from '../core/reconcile/index.js'
 import type { RecoveredEffect } from '../core/recovery.js'
 
 export default class ReconcileEffects extends BaseCommand<typeof ReconcileEffects> {
@@ -15,9 +15,11 @@ HELD effects whose journaled releases already form their rule's quorum (an \`out
 
 --dry-run changes nothing, sends nothing, and takes no lease: each effect's plan says what would be done (resume, authorize, re-apply, query, mark-ambiguous, wait).
 
+Then, read-only, COMMITTED effects created within --later-within (default 30d) whose service had not finished them when it answered are asked again: a Stripe refund answered pending or requires_action (GET /v1/refunds/{id}). A refund that failed since (status failed or canceled, with Stripe's failure_reason) means the money did not reach the customer: each is listed with its effect id, and the run exits 11, on every run while the effect is within the window (the journal is not changed: COMMITTED stays COMMITTED). Refunds still pending are counted and asked again next run; --later-within 0 turns the sweep off.
+
 Safe under cron: a second run started while one is running exits 0 and says so (a lock that dies with its holder: a PostgreSQL advisory lock, or an OS file lock beside the SQLite journal).
 
-Exit codes: 0 nothing left in flight (or another run holds the lock; HELD effects waiting for operators do not change it); 10 AMBIGUOUS effects wait for an operator; 1 some effects could not be finished (a target down: the next run tries again); 3, 4, 5 config, store or journal-integrity errors.`
+Exit codes, the first that applies: 11 committed effects failed at the service since (a refund that failed); 1 some effects could not be finished (a target down: the next run tries again); 10 AMBIGUOUS effects wait for an operator; 0 nothing left in flight (or another run holds the lock; HELD effects waiting for operators and refunds still pending do not change it); 3, 4, 5 config, store or journal-integrity errors.`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --older-than 15m --concurrency 8',
@@ -36,6 +38,9 @@ Exit codes: 0 nothing left in flight (or another run holds the lock; HELD effect
     }),
     limit: Flags.integer({ min: 1, description: 'Reconcile at most this many effects (oldest first); the rest wait for the next run.' }),
     'dry-run': Flags.boolean({ description: 'Show what would be done; change nothing, send nothing.' }),
+    'later-within': Flags.string({
+      description: 'Ask again about COMMITTED effects created this recently whose service had not finished them (a Stripe refund answered pending), and report those that failed since (e.g. 7d, 30d; 0 turns it off). Default 30d.',
+    }),
   }
 
   async run(): Promise<ReconcileResult> {
@@ -57,6 +62,7 @@ Exit codes: 0 nothing left in flight (or another run holds the lock; HELD effect
         concurrency: this.flags.concurrency ?? config.reconcile?.concurrency ?? DEFAULTS.reconcileConcurrency,
         limit: this.flags.limit,
         dryRun: this.flags['dry-run'],
+        laterWithinMs: this.duration('later-within', this.flags['later-within'], LATER_WITHIN_MS),
         onProgress: bar?.update,
       })
     } finally {
@@ -70,12 +76,16 @@ Exit codes: 0 nothing left in flight (or another run holds the lock; HELD effect
   }
 
   private olderThan(fallback: number): number {
-    const given = this.flags['older-than']
+    return this.duration('older-than', this.flags['older-than'], fallback, false)
+  }
+
+  private duration(flag: string, given: string | undefined, fallback: number, zero = true): number {
     if (given === undefined) return fallback
+    if (zero && given.trim() === '0') return 0
     try {
       return parseDuration(given)
     } catch {
-      throw new UsageError(`--older-than ${JSON.stringify(given)} is not a duration`, {
+      throw new UsageError(`--${flag} ${JSON.stringify(given)} is not a duration`, {
         hint: 'Give a whole number and a unit: ms, s, m, h or d (e.g. 90s, 5m).',
       })
     }
@@ -109,6 +119,12 @@ Exit codes: 0 nothing left in flight (or another run holds the lock; HELD effect
       this.table(['in flight', 'reconciled', 'too recent', 'held by a relay', 'over the limit', 'AMBIGUOUS waiting', 'HELD waiting'], [
         [report.inFlight, report.effects.length, s.recent, s.filtered, s.deferred, result.waiting.ambiguous, result.waiting.held],
       ])
+    }
+    const later = result.later
+    if (later && later.asked > 0) {
+      for (const f of later.failed) this.log(`${f.effectId}: COMMITTED, and ${f.detail}`)
+      for (const e of later.errors) this.log(`${e.effectId}: could not be asked again now: ${e.error}`)
+      this.log(`later outcomes: ${later.asked} committed effect${later.asked === 1 ? '' : 's'} asked again, ${later.failed.length} failed since, ${later.pending} still pending, ${later.errors.length} not answered`)
     }
     this.log(`${result.status}: ${result.message}`)
   }

@@ -27,6 +27,8 @@ export const ExitCode = {
   TARGET: 8,
   /** Work finished, but AMBIGUOUS effects wait for an operator. */
   AMBIGUOUS: 10,
+  /** COMMITTED effects failed at the service since (a refund that failed later): an operator must act. */
+  LATER_FAILED: 11,
 } as const
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
 

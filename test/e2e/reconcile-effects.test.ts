@@ -12,6 +12,9 @@ import { proposal } from '../../src/core/gate-context.js'
 import { tryReconcileLock } from '../../src/core/reconcile/lock.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
+import { Gate } from '../../src/core/gate.js'
+import { StripeRefundTarget } from '../../src/core/targets/stripe/index.js'
+import { StripeEmulator } from '../emulators/stripe.js'
 import { interlock } from '../helpers/cli.js'
 import { startHttpService, type HttpService } from '../helpers/http-service.js'
 
@@ -22,6 +25,7 @@ beforeAll(async () => {
 afterAll(() => service?.close())
 
 const TIER_OF: Record<string, Tier> = { t1: 1, t2: 2, t3: 3, down: 1 }
+const STRIPE_KEY = 'sk_test_reconcile_later_outcomes_0000'
 
 function setUp(): { dir: string; journal: string } {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-reconcile-'))
@@ -165,6 +169,43 @@ describe('interlock reconcile-effects', () => {
     const after = await interlock(['reconcile-effects', '--older-than', '1ms', '--limit', '5'], { cwd: dir })
     expect(after.code, after.stderr).toBe(0)
     expect(applied(id)).toBe(1)
+  })
+
+  it('reports a committed refund Stripe answered pending that failed since (exit 11, with failure_reason); still pending, exit 0', async () => {
+    const stripe = await new StripeEmulator(STRIPE_KEY).start()
+    try {
+      stripe.seedCharge({ id: 'ch_late', amount: 5000, currency: 'usd' })
+      stripe.refundStatus = 'pending'
+      const dir = mkdtempSync(join(tmpdir(), 'interlock-reconcile-later-'))
+      writeFileSync(join(dir, 'interlock.toml'), `[store]\npath = "journal.db"\n\n[targets.refunds]\ntype = "stripe"\napi_key = "\${STRIPE_API_KEY}"\nbase_url = "${stripe.url}"\n`)
+      const env = { STRIPE_API_KEY: STRIPE_KEY }
+      const id = await withStore(join(dir, 'journal.db'), async (store) => {
+        const gate = new Gate({ store, targets: [new StripeRefundTarget('refunds', { apiKey: STRIPE_KEY, baseUrl: stripe.url })] })
+        const out = await gate.submit({ thread: 'support', target: 'refunds', action: 'refund', args: { charge: 'ch_late', amount: '20.00', currency: 'usd' } })
+        await gate.close()
+        expect(out).toMatchObject({ status: 'committed', receipt: { status: 'pending' } })
+        return out.effectId
+      })
+
+      const pending = await interlock(['reconcile-effects', '--json'], { cwd: dir, env })
+      expect(pending.code, pending.stderr).toBe(0)
+      expect(JSON.parse(pending.stdout).later).toMatchObject({ asked: 1, pending: 1, failed: [] })
+
+      stripe.failRefund(stripe.refundsFor(id)[0]!.id, 'expired_or_canceled_card')
+      const failed = await interlock(['reconcile-effects'], { cwd: dir, env })
+      expect(failed.code, failed.stderr).toBe(11)
+      expect(failed.stdout).toContain(`${id}: COMMITTED, and refund ${stripe.refundsFor(id)[0]!.id} of 20.00 USD on charge ch_late was answered pending, and is failed now (failure_reason: expired_or_canceled_card)`)
+      expect(failed.stdout).toMatch(/later-failed: 1 committed effect failed at the service since/)
+      const json = JSON.parse((await interlock(['reconcile-effects', '--json'], { cwd: dir, env })).stdout)
+      expect(json).toMatchObject({ status: 'later-failed', exitCode: 11, later: { failed: [{ effectId: id, target: 'refunds', status: 'failed' }] } })
+      await withStore(join(dir, 'journal.db'), async (s) => expect((await s.get(id))!.state).toBe('COMMITTED'))
+
+      const off = await interlock(['reconcile-effects', '--later-within', '0'], { cwd: dir, env })
+      expect(off.code, off.stderr).toBe(0)
+      expect(stripe.count(id)).toBe(1)
+    } finally {
+      await stripe.close()
+    }
   })
 
   it('refuses a bad --older-than as a usage error', async () => {

@@ -67,7 +67,7 @@ export const s3Target = {
     type: {
       const: 's3',
       description:
-        'Objects in an S3 bucket or an S3-compatible store (tier 2: each write carries the effect id in the object\'s metadata; premises are pushed down as If-Match / If-None-Match).',
+        'Objects in an S3 bucket or an S3-compatible store (tier 2: each write carries the effect id in the object\'s metadata; premises are pushed down as If-Match / If-None-Match, deletes included; recovery needs the keys to hold s3:ListBucket, and s3:ListBucketVersions on a versioned bucket).',
     },
     bucket: {
       type: 'string',

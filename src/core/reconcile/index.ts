@@ -1,2 +1,3 @@
-export { reconcileEffects, type ReconcileOptions, type ReconcileResult, type ReconcileStatus } from './reconcile.js'
+export { reconcileEffects, LATER_WITHIN_MS, type ReconcileOptions, type ReconcileResult, type ReconcileStatus } from './reconcile.js'
+export { laterOutcomes, type LaterFailure, type LaterOutcomes } from './later-outcomes.js'
 export { tryReconcileLock, type ReconcileLock } from './lock.js'

@@ -14,9 +14,15 @@
  * killed between its signature and the AUTHORIZED record) are authorized and
  * dispatched like the rest; the others are reported as waiting for operators.
  *
- * The outcome is one of four, each with its own exit code, so cron can alert
- * on each: clean (0), AMBIGUOUS effects wait for an operator (10), some tier 1
- * or 2 effects could not be finished (1), already running (0).
+ * Then a second, read-only sweep (later-outcomes.ts): COMMITTED effects of the
+ * last `laterWithinMs` whose service had not finished them when it answered
+ * (a Stripe refund `pending`) are asked again, and those that failed since are
+ * reported.
+ *
+ * The outcome is one of five, each with its own exit code, so cron can alert
+ * on each, the first that applies: committed effects failed later at the
+ * service (11), some tier 1 or 2 effects could not be finished (1), AMBIGUOUS
+ * effects wait for an operator (10), clean (0); already running (0).
  */
 import type { OperatorConfig, StoreConfig } from '../config/types.js'
 import type { EffectSnapshot } from '../effect.js'
@@ -27,10 +33,11 @@ import type { Policy } from '../policy.js'
 import type { RecoveryReport } from '../recovery.js'
 import type { Store } from '../stores/store.js'
 import type { EffectTarget } from '../targets/target.js'
+import { laterOutcomes, type LaterOutcomes } from './later-outcomes.js'
 import { claimForReconcile, type ReconcileClaims } from './leases.js'
 import { tryReconcileLock } from './lock.js'
 
-export type ReconcileStatus = 'clean' | 'ambiguous' | 'unfinished' | 'already-running'
+export type ReconcileStatus = 'clean' | 'ambiguous' | 'unfinished' | 'later-failed' | 'already-running'
 
 export interface ReconcileOptions {
   store: Store
@@ -54,7 +61,12 @@ export interface ReconcileOptions {
   now?: () => number
   /** The clock of reconcile's lease deadline (default performance.now); it keeps running while the process is stopped. */
   monotonic?: () => number
+  /** Ask again about COMMITTED effects created this recently whose service had not finished them (ms; 0: not at all). Default 30 days. */
+  laterWithinMs?: number
 }
+
+/** A failed refund comes back within days; a month covers the slow rails. */
+export const LATER_WITHIN_MS = 30 * 24 * 60 * 60 * 1000
 
 export interface ReconcileResult {
   status: ReconcileStatus
@@ -69,6 +81,8 @@ export interface ReconcileResult {
   waiting: { ambiguous: number; held: number }
   /** Effects handled that are still in flight (errors, tries ran out): not clean. */
   unfinished: number
+  /** COMMITTED effects asked about again (later-outcomes.ts); absent when another run holds the lock. */
+  later?: LaterOutcomes
 }
 
 export async function reconcileEffects(opts: ReconcileOptions): Promise<ReconcileResult> {
@@ -82,11 +96,13 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
       unfinished: 0,
     }
   }
+  // Used twice (the gate, then the later-outcome sweep): an iterator would be spent by the first.
+  const targets = [...opts.targets]
   // A dry run writes nothing, leases included: it may list effects a live relay is working on.
   let claims: ReconcileClaims | undefined
   const gate = new Gate({
     store: opts.store,
-    targets: opts.targets,
+    targets,
     policy: opts.policy,
     retry: opts.retry,
     sleep: opts.sleep,
@@ -114,10 +130,12 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
     const waiting = { ambiguous: counts.AMBIGUOUS + would('mark-ambiguous'), held: counts.HELD - would('authorize') }
     // An effect someone else moved first (an operator's release, a relay) is theirs to finish, not left over by this run.
     const unfinished = report.effects.filter((e) => e.action === 'error' || (e.outcome?.status === 'in_flight' && e.action !== 'moved-on')).length
-    const v = verdict(waiting.ambiguous, unfinished, opts.dryRun ?? false)
+    const withinMs = opts.laterWithinMs ?? LATER_WITHIN_MS
+    const later = await laterOutcomes(opts.store, targets, { withinMs, now: (opts.now ?? Date.now)() })
+    const v = verdict(waiting.ambiguous, unfinished, later.failed.length, opts.dryRun ?? false)
     // HELD effects waiting for releases are the operators' normal queue, not a failure: said, not signalled by the exit code.
     if (waiting.held > 0) v.message += `; ${waiting.held} HELD effect${waiting.held === 1 ? '' : 's'} ${opts.dryRun ? 'would be ' : ''}waiting for operators' releases`
-    return { ...v, lock: lock.where, report, waiting, unfinished }
+    return { ...v, lock: lock.where, report, waiting, unfinished, later }
   } finally {
     // Targets are the caller's to close. Unfinished effects go back to the relays at once.
     await claims?.releaseAll().catch(() => {})
@@ -125,8 +143,15 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
   }
 }
 
-function verdict(ambiguous: number, unfinished: number, dryRun: boolean): Pick<ReconcileResult, 'status' | 'exitCode' | 'message'> {
+function verdict(ambiguous: number, unfinished: number, laterFailed: number, dryRun: boolean): Pick<ReconcileResult, 'status' | 'exitCode' | 'message'> {
   const would = dryRun ? 'would be ' : ''
+  if (laterFailed > 0) {
+    return {
+      status: 'later-failed',
+      exitCode: ExitCode.LATER_FAILED,
+      message: `${laterFailed} committed effect${laterFailed === 1 ? '' : 's'} failed at the service since (a refund that failed: the money did not reach the customer); an operator must act`,
+    }
+  }
   if (unfinished > 0) {
     return {
       status: 'unfinished',
