@@ -45,8 +45,10 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
   // Relays: asked before apply and again by the target right before its write (targets/fence.ts).
   const held = ctx.stillHeld
   const fence = held ? () => held(snap.effect.id) : undefined
-  // The DISPATCHED record's time: nothing for this effect left before it (a Stripe key's age is measured from it).
-  const dispatchedAt = Date.parse(snap.updatedAt)
+  // The DISPATCHED record's time: nothing for this effect left before it (a Stripe key's age is measured from it),
+  // unless it is an operator's redispatch of an AMBIGUOUS effect (outbox/resolve.ts): that one was sent before.
+  const resent = snap.detail?.redispatch === true
+  const dispatchedAt = resent ? undefined : Date.parse(snap.updatedAt)
 
   for (let attempt = 1; attempt <= ctx.retry.maxAttempts; attempt++) {
     if (mayHaveLanded && tier === 2) {
@@ -71,7 +73,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
     if (fence && !fence()) return done(leaseLost(snap))
     let receipt: Receipt
     try {
-      receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering, fence, dispatchedAt })
+      receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering, fence, dispatchedAt, ...(resent ? { resent } : {}) })
     } catch (err) {
       const fault = classify(err)
       lastReason = fault.message

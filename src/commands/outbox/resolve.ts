@@ -11,7 +11,7 @@ import type { SubmitOutcome } from '../../core/outcome.js'
 
 export default class OutboxResolve extends BaseCommand<typeof OutboxResolve> {
   static override summary = 'Sign what happened to an AMBIGUOUS effect.'
-  static override description = `An AMBIGUOUS effect reached a tier-3 target that cannot say whether it happened. Check the service yourself, then sign: --applied (it happened → COMMITTED) or --not-applied (it did not → FAILED). Only --redispatch sends it again (→ DISPATCHED, then sent by this command at once); nothing is ever re-sent unless you ask. Asks for confirmation on a terminal (--yes otherwise).
+  static override description = `An AMBIGUOUS effect reached a target that cannot say whether it happened: a tier-3 target, or one that answered it cannot know (its reason says what to look at: a 500 Stripe keeps for the idempotency key, an S3 object another writer replaced). Check the service yourself, then sign: --applied (it happened → COMMITTED) or --not-applied (it did not → FAILED). Only --redispatch sends it again (→ DISPATCHED, then sent by this command at once); nothing is ever re-sent unless you ask. A redispatched Stripe refund is looked up first and, when not found, goes back to AUTHORIZED to be checked against the charge again and sent by the relay or reconcile-effects (its idempotency key may be older than Stripe keeps keys). Asks for confirmation on a terminal (--yes otherwise).
 
 Exit codes: 0 resolved; 1 you answered no, or the redispatch failed; 2 bad usage; 3 key file refused or key not trusted; 6 the effect is not AMBIGUOUS; 7 no such effect; 10 the redispatch is AMBIGUOUS again.`
   static override examples = [

@@ -35,6 +35,12 @@ export interface ApplyContext {
    * may be at most (a Stripe key may be pruned after 24 hours).
    */
   dispatchedAt?: number
+  /**
+   * True for an operator's redispatch of an AMBIGUOUS effect (`outbox resolve
+   * --redispatch`): requests for it left before, at a time not known here
+   * (dispatchedAt is then absent).
+   */
+  resent?: boolean
 }
 
 /**

@@ -5,6 +5,12 @@ import type { JsonObject } from '../../../src/core/canonical-json.js'
 import { parseConfig } from '../../../src/core/config/load.js'
 import { toEffect, type Effect } from '../../../src/core/effect.js'
 import { DispatchFault, InputError } from '../../../src/core/errors.js'
+import { systemClock } from '../../../src/core/clock.js'
+import { generateKeyPair } from '../../../src/core/crypto/keys.js'
+import type { OperatorContext } from '../../../src/core/outbox/operator-context.js'
+import { redispatch } from '../../../src/core/outbox/redispatch.js'
+import { resolveEffect } from '../../../src/core/outbox/resolve.js'
+import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { createTarget } from '../../../src/core/targets/registry.js'
 import type { EffectTarget } from '../../../src/core/targets/target.js'
 import { StripeRefundTarget } from '../../../src/core/targets/stripe/index.js'
@@ -336,6 +342,28 @@ describe('A 500 Stripe saved for the key: replayed on every retry, settled by th
     const report = await (await h.restart()).gate.recover()
     expect(report.effects).toMatchObject([{ effectId: e.id, action: 'marked-ambiguous', outcome: { status: 'ambiguous' } }])
     expect(stripe.count(e.id)).toBe(0)
+  })
+
+  it('an operator\'s redispatch a day later: looked up, returned to AUTHORIZED, premises re-checked, then one new refund', async () => {
+    const { gate: g, store } = await gate()
+    stripe.fault({ mode: '5xx', route: 'POST /v1/refunds' })
+    const args = refund()
+    const out = await g.submit(input(args, await g.capture('payments', 'refund', args)))
+    expect(out.status).toBe('ambiguous')
+    // The operator looked at the charge, found no refund, and asks for it to be sent again, a day later.
+    stripe.clock = () => Date.now() + 25 * HOUR
+    const alice = generateKeyPair('operator', 'alice')
+    const operator: OperatorContext = { store, operators: [{ name: 'alice', publicKey: alice.publicKey }], policy: new RulesPolicy([]), key: alice, clock: systemClock }
+    const resolved = await resolveEffect(operator, out.effectId, 'redispatch')
+    const sent = await redispatch(store, new Map([['payments', target()]]), resolved.snapshot)
+    expect(sent).toMatchObject({ status: 'in_flight', state: 'AUTHORIZED', reason: expect.stringContaining('no refund of charge ch_usd carries this effect\'s id') })
+    expect(posts()).toHaveLength(1)
+
+    const report = await g.recover()
+    expect(report.effects).toMatchObject([{ effectId: out.effectId, found: 'AUTHORIZED', outcome: { status: 'committed' } }])
+    expect((await store.history(out.effectId)).map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AMBIGUOUS', 'DISPATCHED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
+    expect(stripe.count(out.effectId)).toBe(1)
+    expect(posts()).toHaveLength(2)
   })
 
   it('Stripe-Should-Retry: true (a lock timeout) is retried with the same key', async () => {

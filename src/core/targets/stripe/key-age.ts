@@ -6,6 +6,8 @@
  * refund, decided on premises a day old. The key's age is at most the time
  * since the effect entered DISPATCHED (ApplyContext.dispatchedAt: nothing for
  * it was sent before); an hour of margin covers the two clocks disagreeing.
+ * An operator's redispatch of an AMBIGUOUS refund (ApplyContext.resent) reuses
+ * a key of unknown age.
  */
 import type { ApplyContext } from '../target.js'
 
@@ -15,8 +17,8 @@ export const KEY_TRUSTED_MS = KEY_KEPT_MS - 60 * 60 * 1000
 
 /** Whether this apply may be sending a key Stripe has seen before and may have pruned since. */
 export function keyMayBePruned(ctx: ApplyContext, nowMs: number): boolean {
-  // A first send under fresh premises uses a key nobody has sent yet.
-  if (!ctx.recovering && ctx.attempt <= 1) return false
+  // A first send under fresh premises uses a key nobody has sent yet; an operator's redispatch does not.
+  if (!ctx.recovering && !ctx.resent && ctx.attempt <= 1) return false
   // Age unknown: assume the worst.
   if (ctx.dispatchedAt === undefined || Number.isNaN(ctx.dispatchedAt)) return true
   return nowMs - ctx.dispatchedAt >= KEY_TRUSTED_MS
