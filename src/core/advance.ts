@@ -16,7 +16,6 @@ import type { EffectSnapshot } from './effect.js'
 import { transition, targetOf, type GateContext } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
 import { notBeforeOf } from './returned.js'
-import { unsafe } from './unsafe.js'
 
 /** Returns carried on within one pass, at most. */
 const RETURNS_PER_PASS = 1
@@ -44,9 +43,8 @@ export async function advance(ctx: GateContext, start: EffectSnapshot, opts: Adv
         // A return's wait, unless this pass just spent it (mayGoAgain).
         const notBefore = notBeforeOf(snap)
         if (returns === 0 && notBefore !== undefined && notBefore > (ctx.now ?? Date.now)()) return outcomeOf(snap)
-        if (unsafe('sendBeforeDurable')) return sendBeforeDurable(ctx, snap)
         // Premises are checked here, as late as possible before DISPATCHED.
-        const violations = unsafe('skipPremiseCheck') ? [] : await targetOf(ctx, snap.effect.target).validatePremises(snap.effect)
+        const violations = await targetOf(ctx, snap.effect.target).validatePremises(snap.effect)
         const t =
           violations.length > 0
             ? await transition(ctx, snap, 'REJECTED', { violations })
@@ -80,11 +78,3 @@ async function mayGoAgain(ctx: GateContext, returned: EffectSnapshot, returnsSoF
   return true
 }
 
-/** UNSAFE test switch (unsafe.ts): sends while the journal still says AUTHORIZED. Never reached otherwise. */
-async function sendBeforeDurable(ctx: GateContext, snap: EffectSnapshot): Promise<SubmitOutcome> {
-  const receipt = await targetOf(ctx, snap.effect.target).apply(snap.effect, { attempt: 1, recovering: false })
-  const d = await transition(ctx, snap, 'DISPATCHED', {})
-  if (!d.moved) return outcomeOf(d.current)
-  const c = await transition(ctx, d.snap, 'COMMITTED', { receipt, via: 'apply' })
-  return outcomeOf(c.moved ? c.snap : c.current)
-}

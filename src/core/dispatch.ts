@@ -19,7 +19,6 @@ import { DispatchFault, type DispatchFaultKind } from './errors.js'
 import { transition, targetOf, type GateContext } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
 import { returnedData } from './returned.js'
-import { unsafe } from './unsafe.js'
 
 export interface DispatchOptions {
   /** Recovery found the effect DISPATCHED: a previous process may have applied it. */
@@ -64,7 +63,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
       }
       if (found) return done(commit(ctx, snap, found, 'query'))
     }
-    if (mayHaveLanded && tier === 3 && !(opts.recovering && unsafe('resendTier3'))) {
+    if (mayHaveLanded && tier === 3) {
       return done(settle(ctx, snap, 'AMBIGUOUS', {
         reason: lastReason || 'the process crashed while the effect was in flight; the target cannot say whether it landed',
       }))

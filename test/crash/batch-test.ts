@@ -24,7 +24,7 @@ export function batchTest(t: BatchTest): void {
   it(`${t.label}: ${t.count} schedules hold every invariant`, async () => {
     if (t.store === 'postgres') db = await createTestDatabase()
     rig = db ? await postgresRig(db.url) : await sqliteRig()
-    const r = await runBatch(rig, t.firstSeed, t.count, undefined, t.mode)
+    const r = await runBatch(rig, t.firstSeed, t.count, { mode: t.mode })
     console.log(`${t.store} ${t.mode}: ${r.schedules} schedules, ${r.crashes} crashed, ${JSON.stringify(r.outcomes)}, ${(r.ms / 1000).toFixed(1)} s`)
     expect(formatFailures(r)).toBe('')
     expect(r.journal).toEqual([])

@@ -15,6 +15,7 @@ import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
 import { Relay } from '../../src/core/relay/relay.js'
 import type { Store } from '../../src/core/stores/store.js'
 import type { EffectTarget } from '../../src/core/targets/target.js'
+import { processPorts, type NegativeControl } from './controls.js'
 import { crashableStore, crashableTarget, Life } from './crash-model.js'
 import type { Rig } from './rig.js'
 import type { Schedule } from './schedule.js'
@@ -39,7 +40,7 @@ let key: KeyPair | undefined
  * holder that lost its lease in flight (stopped, starved past LEASE_MS), which
  * the relay rightly treats as a crash there: for invariant 3 it is one.
  */
-function relay(id: string, store: Store, targets: EffectTarget[], lapsed: Set<string>): Relay {
+function relay(id: string, { store, targets }: { store: Store; targets: EffectTarget[] }, lapsed: Set<string>): Relay {
   key ??= generateKeyPair('relay', 'crash-harness')
   const watched = new Proxy(store, {
     get(target, prop, receiver) {
@@ -62,8 +63,10 @@ async function settled(outbox: Outbox, scene: Scene, until: Promise<void>): Prom
   await Promise.race([all, until, timeout]).finally(() => clearTimeout(timer))
 }
 
-export async function runRelaySchedule(rig: Rig, s: Schedule): Promise<ScheduleResult> {
-  const scene = await setScene(rig, s)
+/** @param control a negative control (controls.ts) every relay and the reconcile pass apply */
+export async function runRelaySchedule(rig: Rig, s: Schedule, control?: NegativeControl): Promise<ScheduleResult> {
+  const scene = await setScene(rig, s, control)
+  const ports = (store: Store, life: Life, targets = scene.targets) => processPorts(control, store, targets.map((t) => crashableTarget(t, life, scene.watch)))
   const outbox = new Outbox({ store: rig.store, targets: scene.targets, pollMs: 5 })
   const relays: Relay[] = []
   const lapsed = new Set<string>()
@@ -74,10 +77,10 @@ export async function runRelaySchedule(rig: Rig, s: Schedule): Promise<ScheduleR
     if (s.concurrent) await Promise.all(submits.map((f) => f()))
     else for (const f of submits) await f()
     const life = new Life(s.crashAt)
-    const first = relay(`first-${s.seed}`, crashableStore(rig.store, life), scene.targets.map((t) => crashableTarget(t, life, scene.watch)), lapsed)
+    const first = relay(`first-${s.seed}`, ports(crashableStore(rig.store, life), life), lapsed)
     relays.push(first)
     if (s.effects.some((p) => p.second)) {
-      relays.push(relay(`second-${s.seed}`, rig.second, scene.targets.map((t) => crashableTarget(t, new Life(undefined), scene.watch)), lapsed))
+      relays.push(relay(`second-${s.seed}`, ports(rig.second, new Life(undefined)), lapsed))
     }
     for (const r of relays) await r.start()
     await settled(outbox, scene, life.died)
@@ -87,13 +90,12 @@ export async function runRelaySchedule(rig: Rig, s: Schedule): Promise<ScheduleR
 
     // 2. The outage is over; a fresh relay takes over. 3. One reconcile pass.
     rig.service.clearFaults()
-    const next = scene.recoveryTargets.map((t) => crashableTarget(t, new Life(undefined), scene.watch))
-    const recovering = relay(`recovering-${s.seed}`, rig.store, next, lapsed)
+    const recovering = relay(`recovering-${s.seed}`, ports(rig.store, new Life(undefined), scene.recoveryTargets), lapsed)
     relays.push(recovering)
     await recovering.start()
     await settled(outbox, scene, new Promise(() => {}))
     for (const r of relays) await r.stop().catch(() => {})
-    await reconcileEffects({ store: rig.store, storeConfig: rig.config, targets: next, retry: RETRY, sleep, olderThanMs: 0, concurrency: 2 })
+    await reconcileEffects({ ...ports(rig.store, new Life(undefined), scene.recoveryTargets), storeConfig: rig.config, retry: RETRY, sleep, olderThanMs: 0, concurrency: 2 })
 
     // 4. Judge. A lease lost in flight is the relay-mode form of a crash in the window.
     for (const id of lapsed) window.add(id)

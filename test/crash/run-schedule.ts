@@ -11,6 +11,7 @@
  */
 import { Gate } from '../../src/core/gate.js'
 import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
+import { processPorts, type NegativeControl } from './controls.js'
 import { crashableStore, crashableTarget, Life } from './crash-model.js'
 import type { Rig } from './rig.js'
 import type { Schedule } from './schedule.js'
@@ -18,13 +19,16 @@ import { inWindow, judge, RETRY, setScene, yieldTurn as sleep, type ScheduleResu
 
 export type { ScheduleResult } from './scene.js'
 
-export async function runSchedule(rig: Rig, s: Schedule): Promise<ScheduleResult> {
-  const scene = await setScene(rig, s)
+/** @param control a negative control (controls.ts) every process applies */
+export async function runSchedule(rig: Rig, s: Schedule, control?: NegativeControl): Promise<ScheduleResult> {
+  const scene = await setScene(rig, s, control)
+  const ports = (store: Parameters<typeof processPorts>[1], life: Life, targets = scene.targets) =>
+    processPorts(control, store, targets.map((t) => crashableTarget(t, life, scene.watch)))
 
   // 1. The first process, which dies; the second, which lives.
   const life = new Life(s.crashAt)
-  const first = new Gate({ store: crashableStore(rig.store, life), targets: scene.targets.map((t) => crashableTarget(t, life, scene.watch)), retry: RETRY, sleep })
-  const second = new Gate({ store: rig.second, targets: scene.targets.map((t) => crashableTarget(t, new Life(undefined), scene.watch)), retry: RETRY, sleep })
+  const first = new Gate({ ...ports(crashableStore(rig.store, life), life), retry: RETRY, sleep })
+  const second = new Gate({ ...ports(rig.second, new Life(undefined)), retry: RETRY, sleep })
   const submits: (() => Promise<unknown>)[] = []
   for (const { input, plan } of scene.effects) {
     for (let c = 0; c < plan.submits; c++) submits.push(() => first.submit(input))
@@ -36,9 +40,8 @@ export async function runSchedule(rig: Rig, s: Schedule): Promise<ScheduleResult
 
   // 2. Restart: the outage is over; a fresh process recovers. 3. One reconcile pass.
   rig.service.clearFaults()
-  const next = scene.recoveryTargets.map((t) => crashableTarget(t, new Life(undefined), scene.watch))
-  await new Gate({ store: rig.store, targets: next, retry: RETRY, sleep }).recover()
-  await reconcileEffects({ store: rig.store, storeConfig: rig.config, targets: next, retry: RETRY, sleep, olderThanMs: 0, concurrency: 2 })
+  await new Gate({ ...ports(rig.store, new Life(undefined), scene.recoveryTargets), retry: RETRY, sleep }).recover()
+  await reconcileEffects({ ...ports(rig.store, new Life(undefined), scene.recoveryTargets), storeConfig: rig.config, retry: RETRY, sleep, olderThanMs: 0, concurrency: 2 })
 
   // 4. Judge.
   return judge(rig, s, scene, life, window)

@@ -3,6 +3,8 @@
  *
  *   npm run crash -- --seed N [--store sqlite|postgres] [--mode inline|relay]   one schedule
  *   npm run soak -- --count N [--from S] [--store sqlite|postgres] [--mode inline|relay]
+ *   ... --control sendBeforeDurable|newKeyOnRetry|skipPremiseCheck|resendTier3
+ *       with a negative control (controls.ts): the run must then find violations
  *
  * PostgreSQL: INTERLOCK_TEST_DATABASE_URL if set, else an embedded server
  * started for the run. Exits 1 when any invariant is violated, printing each
@@ -12,6 +14,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { startTestPostgres } from '../helpers/postgres-server.js'
 import { formatFailures, runBatch, type Mode } from './batch.js'
+import { controlNamed } from './controls.js'
 import { postgresRig, sqliteRig, type Rig } from './rig.js'
 import { describeSchedule, makeSchedule } from './schedule.js'
 
@@ -22,6 +25,7 @@ const { values } = parseArgs({
     from: { type: 'string', default: '1' },
     store: { type: 'string', default: 'sqlite' },
     mode: { type: 'string', default: 'inline' },
+    control: { type: 'string' },
   },
 })
 
@@ -58,15 +62,20 @@ async function withRig<T>(kind: string, fn: (rig: Rig) => Promise<T>): Promise<T
 
 if (values.mode !== 'inline' && values.mode !== 'relay') throw new Error(`--mode must be inline or relay, not ${values.mode}`)
 const mode = values.mode as Mode
+const control = values.control === undefined ? undefined : controlNamed(values.control)
 const single = values.seed !== undefined
 const from = Number(single ? values.seed : values.from)
 const count = single ? 1 : Number(values.count)
 if (single) process.stdout.write(`${describeSchedule(makeSchedule(from))}\n`)
 
 const result = await withRig(values.store!, (rig) =>
-  runBatch(rig, from, count, (done) => {
-    if (!single && done % 1000 === 0) process.stderr.write(`${done}/${count} schedules\n`)
-  }, mode),
+  runBatch(rig, from, count, {
+    onEach: (done) => {
+      if (!single && done % 1000 === 0) process.stderr.write(`${done}/${count} schedules\n`)
+    },
+    mode,
+    control,
+  }),
 )
 if (result.failures.length > 0) process.stdout.write(`${formatFailures(result)}\n`)
 for (const line of result.journal) process.stdout.write(`${line}\n`)

@@ -11,6 +11,7 @@ import { Gate } from '../../src/core/gate.js'
 import type { Store } from '../../src/core/stores/store.js'
 import { HttpTarget } from '../../src/core/targets/http/http-target.js'
 import type { EffectTarget } from '../../src/core/targets/target.js'
+import type { NegativeControl } from './controls.js'
 import type { Life, SendWatch } from './crash-model.js'
 import { checkInvariants, type Expectation } from './invariants.js'
 import type { Rig } from './rig.js'
@@ -57,7 +58,8 @@ function targets(rig: Rig, timeoutMs = 100): EffectTarget[] {
   ]
 }
 
-export async function setScene(rig: Rig, s: Schedule): Promise<Scene> {
+/** @param control a negative control: the targets every process uses are its decorated ones */
+export async function setScene(rig: Rig, s: Schedule, control?: NegativeControl): Promise<Scene> {
   const sentEarly = new Set<string>()
   const unsure = new Set<string>()
   // Ground truth for [6]: asked of the store itself, not of the process sending.
@@ -81,11 +83,12 @@ export async function setScene(rig: Rig, s: Schedule): Promise<Scene> {
   const effects = raw.map((e, k) => ({ input: { ...e.input, premises: premises[k]! }, plan: e.plan }))
   const plain = targets(rig)
   const unhurried = targets(rig, 5_000)
+  const decorate = (ts: EffectTarget[]) => (control ? ts.map((t) => control.target(t)) : ts)
   return {
     effects,
     expectations: effects.map((e) => ({ effectId: toEffect(e.input).id, tier: e.plan.tier as Tier, stale: e.plan.stale })),
-    targets: plain,
-    recoveryTargets: unhurried,
+    targets: decorate(plain),
+    recoveryTargets: decorate(unhurried),
     watch,
     sentEarly,
     unsure,

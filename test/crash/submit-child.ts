@@ -1,7 +1,9 @@
 /**
- * A worker process for crash tests: submits one effect through a gate built
- * from the plan in argv[2], with whatever crash point the parent armed in the
- * environment, and prints the outcome if it lives that long.
+ * A worker process for crash tests: submits the effects of the plan in
+ * argv[2] through a gate built from it (recovering first when the plan says
+ * so, as a restarted agent does), with whatever crash point the parent armed
+ * in the environment, and prints the outcomes if it lives that long. A plan
+ * may name a negative control (controls.ts) for the gate to run under.
  */
 import { readFileSync } from 'node:fs'
 import type { PolicyRuleConfig, StoreConfig, TargetConfig } from '../../src/core/config/types.js'
@@ -11,6 +13,7 @@ import type { RetryOptions } from '../../src/core/gate-context.js'
 import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { createTargets } from '../../src/core/targets/registry.js'
+import { controlNamed, processPorts, type ControlName } from './controls.js'
 
 export interface ChildPlan {
   store: StoreConfig
@@ -20,17 +23,23 @@ export interface ChildPlan {
   rules?: PolicyRuleConfig[]
   /** Overrides of the child gate's retry settings (e.g. a small max_wait_ms). */
   retry?: Partial<RetryOptions>
+  /** Run gate.recover() before submitting (a restarted process). */
+  recover?: boolean
+  /** A negative control the process runs under: the harness must then see a broken promise. */
+  control?: ControlName
 }
 
 const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as ChildPlan
-const store = await openStore(plan.store)
+const control = plan.control === undefined ? undefined : controlNamed(plan.control)
+const opened = await openStore(plan.store)
+const ports = processPorts(control, opened, [...createTargets(plan.targets).values()].map((t) => control?.target(t) ?? t))
 const gate = new Gate({
-  store,
-  targets: createTargets(plan.targets).values(),
+  ...ports,
   policy: plan.rules ? new RulesPolicy(plan.rules) : undefined,
   retry: { maxAttempts: 3, backoffMs: 10, ...plan.retry },
 })
+const recovered = plan.recover ? (await gate.recover()).effects.map((e) => e.outcome ?? { effectId: e.effectId, action: e.action }) : []
 const outcomes = await Promise.all(plan.effects.map((e) => gate.submit(e)))
-process.stdout.write(`${JSON.stringify(outcomes)}\n`)
+process.stdout.write(`${JSON.stringify([...recovered, ...outcomes])}\n`)
 await gate.close()
-await store.close()
+await opened.close()

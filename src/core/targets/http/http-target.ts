@@ -11,12 +11,10 @@
  * Every call goes through the shared HttpClient (client.ts): a connect timeout
  * and a total timeout on each, and secrets kept out of errors and receipts.
  */
-import { randomUUID } from 'node:crypto'
 import { canonicalJson, type JsonObject } from '../../canonical-json.js'
 import type { HttpTargetConfig } from '../../config/types.js'
 import type { Effect, Premises, Receipt } from '../../effect.js'
 import { ConfigError, DispatchFault } from '../../errors.js'
-import { unsafe } from '../../unsafe.js'
 import type { ApplyContext, EffectTarget, ProbeResult } from '../target.js'
 import { HttpClient, type HttpAnswer, type HttpClientOptions } from './client.js'
 import { faultFromStatus } from './faults.js'
@@ -72,8 +70,6 @@ export class HttpTarget implements EffectTarget {
     }
     const headers: Record<string, string> = { 'content-type': 'application/json' }
     if (this.tier === 1) headers['idempotency-key'] = effect.id
-    // UNSAFE test switch (unsafe.ts): a retry that forgets its key, so the service applies it again.
-    if (this.tier === 1 && (ctx.attempt > 1 || ctx.recovering) && unsafe('newKeyOnRetry')) headers['idempotency-key'] = `${effect.id}-retry-${randomUUID()}`
     const body = canonicalJson({ action: effect.action, args: effect.args, effect_id: effect.id })
     const answer = await this.send(this.config.method, url, headers, body, ctx)
     const fault = faultFromStatus(answer, this.tier, this.where(this.config.method, url), this.http.now())
