@@ -1,18 +1,26 @@
 /**
- * Canonical JSON, after RFC 8785 (JSON Canonicalization Scheme), with one
- * addition: every string and object key is put in Unicode Normalization Form C
- * first, so the same text typed as composed or decomposed characters hashes the
- * same.
+ * Canonical JSON, after RFC 8785 (JSON Canonicalization Scheme):
  *
- * - object keys sorted by UTF-16 code units (RFC 8785 §3.2.3), after NFC;
+ * - object keys sorted by UTF-16 code units (RFC 8785 §3.2.3);
  * - numbers in ECMAScript's shortest round-trip form (`1.0`, `1e0` and `1` are
  *   one number), `-0` written as `0`; NaN and ±Infinity are refused;
- * - no whitespace; strings escaped as `JSON.stringify` does (RFC 8785 §3.2.2.2);
+ * - no whitespace; strings escaped as `JSON.stringify` does (RFC 8785 §3.2.2.2),
+ *   which writes a lone surrogate as a `\uXXXX` escape, so every string,
+ *   well-formed Unicode or not, survives the text and a parse unchanged;
  * - `undefined` object members are dropped (as JSON.stringify does); `undefined`,
  *   functions, symbols and bigints anywhere else are refused.
  *
- * The effect id and the journal's hash chain are built on this, so changing it
- * changes every id: don't.
+ * Strings are written exactly as given, code unit for code unit: this is the
+ * text that is journaled, hashed into the chain, signed and sent, so an
+ * agent's `Cafe\u0301` reaches the target as `Cafe\u0301`, never as `Café`.
+ *
+ * `identityJson` is the one exception, for identity only: the effect id
+ * (effect.ts) hashes it, with every string and key in Unicode Normalization
+ * Form C first, so the same decision typed as composed or decomposed
+ * characters is one effect; keys that become equal under NFC are refused.
+ *
+ * The effect id and the journal's hash chain are built on these, so changing
+ * either changes every id or every hash: don't.
  */
 import { InputError } from './errors.js'
 
@@ -20,22 +28,32 @@ export type JsonPrimitive = string | number | boolean | null
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue }
 export type JsonObject = { [key: string]: JsonValue }
 
+/** The exact canonical text: strings as given. */
 export function canonicalJson(value: unknown): string {
-  return write(value, '$')
+  return write(value, '$', exact)
 }
 
-function write(value: unknown, path: string): string {
+/** The canonical text of an identity: every string and key in NFC, keys that collide under NFC refused. */
+export function identityJson(value: unknown): string {
+  return write(value, '$', nfc)
+}
+
+type Form = (s: string) => string
+const exact: Form = (s) => s
+const nfc: Form = (s) => s.normalize('NFC')
+
+function write(value: unknown, path: string, form: Form): string {
   if (value === null) return 'null'
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value.normalize('NFC'))
+      return JSON.stringify(form(value))
     case 'boolean':
       return value ? 'true' : 'false'
     case 'number':
       if (!Number.isFinite(value)) throw new InputError(`${path}: ${value} is not a JSON number`)
       return Object.is(value, -0) ? '0' : JSON.stringify(value)
     case 'object': {
-      if (Array.isArray(value)) return `[${value.map((v, i) => write(v, `${path}[${i}]`)).join(',')}]`
+      if (Array.isArray(value)) return `[${value.map((v, i) => write(v, `${path}[${i}]`, form)).join(',')}]`
       const proto = Object.getPrototypeOf(value)
       if (proto !== Object.prototype && proto !== null) {
         throw new InputError(`${path}: a ${proto?.constructor?.name ?? 'non-plain'} object is not JSON; pass plain objects, arrays, strings, numbers, booleans or null`)
@@ -44,13 +62,13 @@ function write(value: unknown, path: string): string {
       const seen = new Set<string>()
       for (const [k, v] of Object.entries(value)) {
         if (v === undefined) continue
-        const key = k.normalize('NFC')
+        const key = form(k)
         if (seen.has(key)) throw new InputError(`${path}: keys ${JSON.stringify(k)} collide after Unicode normalization`)
         seen.add(key)
         entries.push([key, v])
       }
       entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${write(v, `${path}.${k}`)}`).join(',')}}`
+      return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${write(v, `${path}.${k}`, form)}`).join(',')}}`
     }
     default:
       throw new InputError(`${path}: a ${typeof value} is not JSON`)

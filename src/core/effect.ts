@@ -8,7 +8,7 @@
  * - tier: what the target can promise (1 idempotent, 2 queryable, 3 neither).
  * - receipt: what the target returned when the effect landed.
  */
-import { canonicalJson, type JsonObject, type JsonValue } from './canonical-json.js'
+import { canonicalJson, identityJson, type JsonObject, type JsonValue } from './canonical-json.js'
 import { InputError } from './errors.js'
 import { sha256Hex } from './hash.js'
 import type { State } from './lifecycle.js'
@@ -54,14 +54,17 @@ export interface EffectSnapshot {
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/
 
 /**
- * The effect id: lowercase hex SHA-256 of the canonical JSON (see
- * canonical-json.ts) of `{"action","args","key","target","thread"}`, with `key`
- * null when absent. Premises are deliberately left out: the same decision made on
- * a changed world is the same effect, and its premises are what reject it.
+ * The effect id: lowercase hex SHA-256 of the identity JSON (canonical JSON
+ * with every string and key in NFC, see canonical-json.ts) of
+ * `{"action","args","key","target","thread"}`, with `key` null when absent.
+ * NFC is for identity only: the same text typed composed or decomposed is one
+ * effect, while the args are journaled and sent exactly as submitted.
+ * Premises are deliberately left out: the same decision made on a changed
+ * world is the same effect, and its premises are what reject it.
  */
 export function effectId(input: Pick<EffectInput, 'thread' | 'target' | 'action' | 'args' | 'key'>): string {
   return sha256Hex(
-    canonicalJson({
+    identityJson({
       thread: input.thread,
       target: input.target,
       action: input.action,
@@ -85,7 +88,7 @@ export function toEffect(input: EffectInput): Effect {
   }
   if (!isPlainObject(input.args)) throw new InputError(`effect.args must be an object`)
   if (input.premises !== undefined && !isPlainObject(input.premises)) throw new InputError(`effect.premises must be an object`)
-  // canonicalJson refuses anything that is not JSON, naming the path.
+  // canonicalJson refuses anything that is not JSON, naming the path (and effectId, below, keys that collide under NFC).
   canonicalJson(input.args)
   if (input.premises) canonicalJson(input.premises)
   const effect: Effect = {

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson } from '../../src/core/canonical-json.js'
+import { canonicalJson, identityJson } from '../../src/core/canonical-json.js'
 import { effectId, toEffect } from '../../src/core/effect.js'
 
 function shuffleKeys(v: unknown, seed: number): unknown {
@@ -33,15 +33,30 @@ describe('canonicalJson', () => {
     )
   })
 
-  it('treats composed and decomposed Unicode as the same text', () => {
+  it('writes every string exactly as given: composed and decomposed text stay apart, lone surrogates survive', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (k, v) => {
+        const parsed = JSON.parse(canonicalJson({ [k]: [v] })) as Record<string, string[]>
+        expect(Object.keys(parsed)).toEqual([k])
+        expect(parsed[k]![0]).toBe(v)
+      }),
+    )
+    expect(canonicalJson('Cafe\u0301')).toBe('"Cafe\u0301"')
+    expect(canonicalJson('Cafe\u0301')).not.toBe(canonicalJson('Caf\u00e9'))
+    expect(canonicalJson({ 'e\u0301': 1, '\u00e9': 2 })).toBe('{"e\u0301":1,"\u00e9":2}')
+    expect(canonicalJson('a\ud800b')).toBe('"a\\ud800b"')
+  })
+
+  it('identityJson treats composed and decomposed Unicode as the same text, and refuses keys that collide under NFC', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme' }), (s) => {
         const nfc = s.normalize('NFC')
         const nfd = s.normalize('NFD')
-        expect(canonicalJson({ [nfd]: nfd })).toBe(canonicalJson({ [nfc]: nfc }))
+        expect(identityJson({ [nfd]: nfd })).toBe(identityJson({ [nfc]: nfc }))
       }),
     )
-    expect(canonicalJson('Ame\u0301lie')).toBe(canonicalJson('Am\u00e9lie'))
+    expect(identityJson('Ame\u0301lie')).toBe(identityJson('Am\u00e9lie'))
+    expect(() => identityJson({ a: { 'e\u0301': 1, '\u00e9': 2 } })).toThrow(/\$\.a: keys .* collide after Unicode normalization/)
   })
 
   it('writes one form per number', () => {
@@ -92,9 +107,27 @@ describe('effect id', () => {
     expect(toEffect({ ...base, key: 'second' }).id).not.toBe(id)
   })
 
+  it('is the same for composed and decomposed text, while the effect keeps the args exactly as given', () => {
+    const decomposed = toEffect({ ...base, args: { note: 'Cafe\u0301', 'cle\u0301': 1 } })
+    const composed = toEffect({ ...base, args: { note: 'Caf\u00e9', 'cl\u00e9': 1 } })
+    expect(decomposed.id).toBe(composed.id)
+    expect(decomposed.args).toEqual({ note: 'Cafe\u0301', 'cle\u0301': 1 })
+    expect(Object.keys(decomposed.args)).toEqual(['note', 'cle\u0301'])
+    expect(() => toEffect({ ...base, args: { 'e\u0301': 1, '\u00e9': 2 } })).toThrow(/collide after Unicode normalization/)
+  })
+
   it('refuses a malformed effect, naming the field', () => {
     expect(() => toEffect({ ...base, thread: '' })).toThrow(/effect\.thread/)
     expect(() => toEffect({ ...base, args: [] as never })).toThrow(/effect\.args/)
     expect(() => toEffect({ ...base, args: { n: Number.POSITIVE_INFINITY } })).toThrow(/\$\.n/)
+  })
+})
+
+describe('effect digest (what an operator signs)', () => {
+  it('is over the args exactly as they will be sent: composed and decomposed text sign differently', async () => {
+    const { effectDigest } = await import('../../src/core/crypto/digest.js')
+    const effect = (note: string) => ({ target: 'mail', action: 'send', args: { note }, premises: { seen: note } })
+    expect(effectDigest(effect('Cafe\u0301'))).not.toBe(effectDigest(effect('Caf\u00e9')))
+    expect(effectDigest(effect('Cafe\u0301'))).toBe(effectDigest(JSON.parse(JSON.stringify(effect('Cafe\u0301')))))
   })
 })

@@ -4,6 +4,11 @@
  * signed for one effect never releases an altered one.
  *
  * digest = sha256hex(canonicalJson({ action, args, premises, target }))
+ *
+ * Over the exact text (canonicalJson never normalises a string), as journaled
+ * and as sent: what an operator signs is byte for byte what goes out. Journals
+ * written before args were kept exactly hold NFC text, whose digest is the
+ * same either way, so their releases still verify.
  */
 import { canonicalJson } from '../canonical-json.js'
 import type { Effect } from '../effect.js'

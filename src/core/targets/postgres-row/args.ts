@@ -11,6 +11,7 @@
  */
 import { canonicalJson, type JsonObject, type JsonValue } from '../../canonical-json.js'
 import { InputError } from '../../errors.js'
+import { assertUtf8Text } from '../utf8-text.js'
 import { EFFECT_ID_PARAM, type RowPlan } from './settings.js'
 
 export const ROW_ACTIONS = ['insert', 'compensate'] as const
@@ -31,6 +32,9 @@ export function checkArgs(target: string, plan: RowPlan, action: RowAction, args
     if (!Object.hasOwn(args, name)) throw new InputError(`args.${name} is missing (target ${target}, action ${action}: ${roleOf(plan, action, name)})`)
   }
   for (const name of Object.keys(args).sort()) {
+    // A text parameter goes to PostgreSQL as UTF-8: a string without UTF-8 bytes is refused, not altered.
+    const v = args[name]
+    if (typeof v === 'string') assertUtf8Text(v, `args.${name} (target ${target})`)
     if (!required.has(name)) {
       throw new InputError(
         `args.${name} is not used by target ${target} (action ${action} takes ${[...required].sort().join(', ') || 'no args'})`,

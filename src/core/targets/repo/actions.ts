@@ -11,6 +11,7 @@
  */
 import type { JsonObject } from '../../canonical-json.js'
 import { InputError } from '../../errors.js'
+import { assertUtf8Text } from '../utf8-text.js'
 import { normaliseRepoPath } from './paths.js'
 import { parsePremiseSpec, type PremiseSpec } from './premises.js'
 
@@ -47,12 +48,14 @@ export function parseRepoAction(action: string, args: JsonObject): RepoAction {
       if (typeof args.content !== 'string') throw new InputError(`write_file: content must be a string`)
       const encoding = args.encoding ?? 'utf8'
       if (encoding !== 'utf8' && encoding !== 'base64') throw new InputError(`write_file: encoding must be "utf8" or "base64"`)
+      if (encoding === 'utf8') assertUtf8Text(args.content, 'write_file: content', 'Send bytes that are not UTF-8 text with encoding = "base64".')
       return { action: name, path: normaliseRepoPath(args.path), content: Buffer.from(args.content, encoding), ...common }
     }
     case 'delete_file':
       return { action: name, path: normaliseRepoPath(args.path), ...common }
     case 'apply_patch':
       if (typeof args.patch !== 'string' || args.patch.trim() === '') throw new InputError(`apply_patch: patch must be a non-empty unified diff`)
+      assertUtf8Text(args.patch, 'apply_patch: patch')
       return { action: name, patch: args.patch.endsWith('\n') ? args.patch : `${args.patch}\n`, ...common }
   }
 }
@@ -66,6 +69,7 @@ function parseCommon(name: string, args: JsonObject): Common {
     }
     // The trailer is the effect's proof of having happened: a message may not forge one.
     if (m.toLowerCase().includes(TRAILER_KEY.toLowerCase())) throw new InputError(`${name}: message may not contain "${TRAILER_KEY}"; Interlock adds it`)
+    assertUtf8Text(m, `${name}: message`)
     out.message = m
   }
   if (args.rests_on !== undefined) {

@@ -12,6 +12,7 @@
  */
 import type { JsonObject } from '../../canonical-json.js'
 import { InputError } from '../../errors.js'
+import { assertUtf8Text } from '../utf8-text.js'
 import { checkKey } from './address.js'
 
 export const S3_ACTIONS = ['put', 'delete', 'restore'] as const
@@ -60,6 +61,8 @@ function body(args: JsonObject): Buffer {
   if (encoding !== 'utf8' && encoding !== 'base64') throw new InputError(`put: encoding must be "utf8" or "base64"`)
   if (typeof args.body !== 'string') throw new InputError(`put: body must be a string (text, or base64 with encoding = "base64")`)
   if (encoding === 'base64' && !BASE64.test(args.body)) throw new InputError(`put: body is not valid base64`)
+  // The object holds the body's UTF-8 bytes, the same on every path: text without any is refused, not altered.
+  if (encoding === 'utf8') assertUtf8Text(args.body, 'put: body', 'Send bytes that are not UTF-8 text with encoding = "base64".')
   const bytes = Buffer.from(args.body, encoding)
   if (bytes.length > PUT_BODY_LIMIT) throw new InputError(`put: body is ${bytes.length} bytes; at most ${PUT_BODY_LIMIT} go through Interlock`)
   return bytes
