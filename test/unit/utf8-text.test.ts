@@ -56,3 +56,16 @@ note = "note"
     expect(() => t.validateArgs!('insert', { note: 'Cafe\u0301' })).not.toThrow()
   })
 })
+
+describe('an http target whose URL names an argument', () => {
+  it('refuses that argument without UTF-8 bytes at submit; the JSON body carries any string', async () => {
+    const { HttpTarget } = await import('../../src/core/targets/http/http-target.js')
+    const t = new HttpTarget('hook', { tier: 3, url: 'http://127.0.0.1:9/docs/{args.doc}' })
+    try {
+      expect(() => t.validateArgs('put', { doc: 'a\ud800' })).toThrow(/args\.doc \(in target hook's URL\) is not well-formed Unicode/)
+      expect(() => t.validateArgs('put', { doc: 'Cafe\u0301', note: 'b\ud800' })).not.toThrow()
+    } finally {
+      await t.close()
+    }
+  })
+})

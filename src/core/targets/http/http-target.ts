@@ -16,6 +16,7 @@ import type { HttpTargetConfig } from '../../config/types.js'
 import type { Effect, Premises, Receipt } from '../../effect.js'
 import { ConfigError, DispatchFault } from '../../errors.js'
 import type { ApplyContext, EffectTarget, ProbeResult } from '../target.js'
+import { assertUtf8Text } from '../utf8-text.js'
 import { HttpClient, type HttpAnswer, type HttpClientOptions } from './client.js'
 import { faultFromStatus } from './faults.js'
 import { capturePremise, validatePremise } from './http-premises.js'
@@ -45,6 +46,15 @@ export class HttpTarget implements EffectTarget {
     this.http = new HttpClient(name, this.config, options)
     // Only a target that can answer "did it happen?" offers query: assertTarget relies on that.
     if (this.config.queryUrl) this.query = (effect) => this.find(effect)
+  }
+
+  /** An argument a URL names goes out percent-encoded as UTF-8: one without UTF-8 bytes is refused here, not at send. */
+  validateArgs(_action: string, args: JsonObject): void {
+    const named = new Set([this.config.url, this.config.queryUrl, this.config.premiseUrl].flatMap((u) => (u ? placeholdersOf(u) : [])))
+    for (const p of named) {
+      const v = p.startsWith('args.') ? args[p.slice('args.'.length)] : undefined
+      if (typeof v === 'string') assertUtf8Text(v, `args.${p.slice('args.'.length)} (in target ${this.name}'s URL)`)
+    }
   }
 
   async capture(action: string, args: JsonObject): Promise<Premises> {
