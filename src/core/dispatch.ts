@@ -11,7 +11,9 @@
  *   that was not sent or not taken, or a target saying the effect must start
  *   over ('not-applied'): the effect is returned to AUTHORIZED (returned.ts),
  *   unless an earlier try may have landed, which keeps it DISPATCHED.
- * When tries run out the effect stays DISPATCHED for recovery to finish.
+ * When tries run out the effect stays DISPATCHED for recovery to finish, unless
+ * every try was answered "not sent" or "not now": then nothing can have landed,
+ * and it is returned to AUTHORIZED instead.
  */
 import { crashPoint } from './crash-points.js'
 import type { EffectSnapshot, Receipt } from './effect.js'
@@ -113,11 +115,18 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
     if (found instanceof DispatchFault) return done(settle(ctx, snap, 'AMBIGUOUS', { reason: found.message }))
     if (found) return done(commit(ctx, snap, found, 'query'))
   }
+  const gaveUp = `gave up after ${ctx.retry.maxAttempts} tries (${lastReason})`
+  // Every try was answered "not sent" or "not now": nothing can have landed, so the effect
+  // goes back to AUTHORIZED (its premises checked again when it goes). Left DISPATCHED,
+  // recovery would have to assume it may have landed: a tier-3 effect would turn AMBIGUOUS
+  // although the service never took it.
+  // Not carried on in this pass (no `returned`): its tries are spent; the next pass sends it.
+  if (!mayHaveLanded) return { outcome: (await giveBack(ctx, snap, `${gaveUp}; nothing was sent`, backoff(ctx, ctx.retry.maxAttempts))).outcome }
   return done({
     status: 'in_flight',
     effectId: snap.effect.id,
     state: 'DISPATCHED',
-    reason: `gave up after ${ctx.retry.maxAttempts} tries (${lastReason}); recovery will finish it`,
+    reason: `${gaveUp}; recovery will finish it`,
   })
 }
 

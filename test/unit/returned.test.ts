@@ -114,6 +114,32 @@ describe('a wait longer than max_wait_ms', () => {
   })
 })
 
+describe('tries run out and nothing was sent', () => {
+  it.each([1, 2, 3] as const)('tier %i: every try "not sent" or "not now": returned to AUTHORIZED, not left DISPATCHED', async (tier) => {
+    const t = new CountingTarget(`t${tier}`, tier)
+    t.faults = [{ kind: 'not-sent' }, { kind: 'retry-later', retryAfterMs: 10 }, { kind: 'not-sent' }]
+    const out = await gateWith(t).submit(effect(t.name))
+    expect(out).toMatchObject({ status: 'in_flight', state: 'AUTHORIZED' })
+    expect(out.status === 'in_flight' && out.reason).toContain('nothing was sent')
+    expect(t.count(out.effectId)).toBe(0)
+    const records = await history(out.effectId)
+    expect(records.map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AUTHORIZED'])
+    expect(records[3]!.data).toMatchObject({ returned: expect.stringContaining('gave up after 3 tries') })
+    // Recovery later takes it from AUTHORIZED: tier 3 is sent once, not marked AMBIGUOUS.
+    clock += 60_000
+    const report = await gateWith(t).recover()
+    expect(report.effects[0]).toMatchObject({ found: 'AUTHORIZED', outcome: { status: 'committed' } })
+    expect(t.count(out.effectId)).toBe(1)
+  })
+
+  it('a try whose outcome was unknown keeps it DISPATCHED for recovery by tier', async () => {
+    const t = new CountingTarget('t1', 1)
+    t.faults = [{ kind: 'unknown' }, { kind: 'not-sent' }, { kind: 'not-sent' }]
+    const out = await gateWith(t).submit(effect('t1'))
+    expect(out).toMatchObject({ status: 'in_flight', state: 'DISPATCHED' })
+  })
+})
+
 describe('recovery of a returned effect', () => {
   it('gate.recover() leaves it alone until notBefore (too recent), then re-checks premises and sends it once', async () => {
     const t = new CountingTarget('t3', 3)

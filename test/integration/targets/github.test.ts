@@ -182,14 +182,16 @@ describe('GitHub merge: what GitHub says to try again is tried again, never FAIL
     expect(cg.slept).toEqual([1])
   })
 
-  it('405 "Base branch was modified" on every try: left in flight, not FAILED; recovery merges it once', async () => {
+  it('405 "Base branch was modified" on every try: returned to AUTHORIZED (nothing was merged), not FAILED; the next pass merges it once', async () => {
     const pr = gh.openPull()
     const merge = await input(pr.number)
     gh.baseMovesDuringMerge(3)
     const out = await cg.gate.submit(merge)
-    expect(out).toMatchObject({ status: 'in_flight', state: 'DISPATCHED', reason: expect.stringContaining('Base branch was modified') })
+    expect(out).toMatchObject({ status: 'in_flight', state: 'AUTHORIZED', reason: expect.stringContaining('Base branch was modified') })
+    expect(gh.count(out.effectId)).toBe(0)
+    clock += 60_000
     const report = await cg.gate.recover()
-    expect(report.effects).toMatchObject([{ action: 'applied-after-query', outcome: { status: 'committed' } }])
+    expect(report.effects).toMatchObject([{ found: 'AUTHORIZED', action: 'resumed', outcome: { status: 'committed' } }])
     expect(gh.count(out.effectId)).toBe(1)
   })
 
