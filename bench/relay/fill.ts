@@ -1,7 +1,7 @@
 /**
  * Fills each system with `n` ready no-op items before the clock starts:
- * Interlock effects journaled PROPOSED → AUTHORIZED (as `Outbox.submit`
- * leaves them), pg-boss jobs, graphile-worker jobs. Bulk paths for all three,
+ * Interlock effects journaled PROPOSED (as `Outbox.submit` leaves them: the
+ * relay authorizes), pg-boss jobs, graphile-worker jobs. Bulk paths for all three,
  * so filling is not what is measured.
  */
 import pg from 'pg'
@@ -22,10 +22,7 @@ export async function fillInterlock(url: string, n: number): Promise<void> {
       const requests: AppendRequest[] = []
       for (let j = i; j < Math.min(n, i + 1000); j++) {
         const effect = toEffect({ thread: `agent-${j % THREADS}`, target: 'noop', action: 'ping', args: { j } })
-        requests.push(
-          { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, 1), effect, tier: 1 },
-          { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: {} },
-        )
+        requests.push({ effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, 1), effect, tier: 1 })
       }
       await store.append(requests)
     }

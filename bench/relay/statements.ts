@@ -15,6 +15,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { fillInterlock } from './fill.js'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
+import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { Relay } from '../../src/core/relay/relay.js'
 import { openStore } from '../../src/core/stores/open.js'
 async function main() {
@@ -30,7 +31,7 @@ async function main() {
   await c.query('CREATE EXTENSION pg_stat_statements'); await c.query('SELECT pg_stat_statements_reset()')
   const store = await openStore({ kind: 'postgres', url, schema: 'interlock' }, { maxConnections: 8 })
   const noop = { name: 'noop', tier: 1 as const, validatePremises: async () => [], apply: async (e: any) => ({ ok: e.id }) }
-  const relay = new Relay({ store, targets: [noop], relayId: 'r', key: generateKeyPair('relay', 'b'), concurrency: 64, leaseMs: 30000, pollMs: 50 })
+  const relay = new Relay({ store, targets: [noop], relayId: 'r', key: generateKeyPair('relay', 'b'), policy: new RulesPolicy([]), concurrency: 64, leaseMs: 30000, pollMs: 50 })
   const t0 = performance.now(); await relay.start()
   let last = 0
   for (let i = 0; i < 40; i++) { await new Promise((r) => setTimeout(r, 1500)); const done = relay.metrics.total(); console.error(`${((performance.now() - t0) / 1000).toFixed(1)}s done ${done} (+${((done - last) / 1.5).toFixed(0)}/s)`); last = done; if (done >= n) break }

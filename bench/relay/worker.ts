@@ -8,6 +8,7 @@
  */
 import { once } from 'node:events'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
+import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { Relay } from '../../src/core/relay/relay.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { EffectTarget } from '../../src/core/targets/target.js'
@@ -24,6 +25,7 @@ async function interlock(): Promise<{ go(): Promise<void>; stop(): Promise<unkno
     targets: [noop],
     relayId: `bench-${process.pid}`,
     key: generateKeyPair('relay', 'bench'),
+    policy: new RulesPolicy([]),
     concurrency,
     leaseMs: 30_000,
     pollMs: 50,

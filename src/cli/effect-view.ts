@@ -15,6 +15,7 @@ export function effectLines(d: EffectDetails): string[] {
   if (d.rule !== undefined) lines.push(`Held by  rule "${d.rule}"${d.ruleReason ? `: ${d.ruleReason}` : ''}`)
   if (d.compensates !== undefined) lines.push(`Compensates ${d.compensates}`)
   lines.push(`Digest   ${d.digest}`)
+  if (d.rowDisagrees) lines.push(`WARNING  its effects row disagrees with its journal (${d.rowDisagrees.join(', ')}); shown as journaled; relays refuse to send it`)
   for (const { seq, statement: s } of d.statements) {
     const who = s.kind === 'receipt' ? `relay ${s.relay}` : `operator ${s.operator}`
     const extra = s.kind === 'release' ? `, valid until ${s.expiresAt}` : s.kind === 'resolution' ? (s.applied ? ': applied' : s.redispatch ? ': send again' : ': not applied') : s.kind === 'denial' ? `: ${s.reason}` : ''

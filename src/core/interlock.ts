@@ -134,7 +134,8 @@ export class Interlock {
   }
 
   private outboxOptions(): OutboxOptions {
-    return { store: this.store, targets: this.targets.values(), policy: this.policy }
+    // No policy: the agent only proposes; the relay applies the operators' policy (docs/design.md, "The trust boundary").
+    return { store: this.store, targets: this.targets.values() }
   }
 }
 

@@ -24,6 +24,7 @@ import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { toEffect } from '../../src/core/effect.js'
 import { Outbox } from '../../src/core/outbox/outbox.js'
 import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
+import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { Relay } from '../../src/core/relay/relay.js'
 import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
@@ -33,7 +34,8 @@ import { checkInvariants, verifyJournal } from './invariants.js'
 import { pointRig, TIERS } from './point-rig.js'
 import type { ChildPlan } from './submit-child.js'
 
-export const RELAY_POINTS: CrashPoint[] = ['after-dispatched', 'after-apply', 'after-committed']
+// The relay authorizes (agents only propose), so its first durable step is AUTHORIZED.
+export const RELAY_POINTS: CrashPoint[] = ['after-authorized', 'after-dispatched', 'after-apply', 'after-committed']
 
 const rig = pointRig('interlock-crash-relay')
 const { targetFor, applications, stores } = rig
@@ -57,7 +59,7 @@ describe.each(stores)('relay crash points on %s', (storeName, storeConfig) => {
 
       const store = await openStore(storeConfig())
       const live = [...createTargets(targets).values()]
-      const relay = new Relay({ store, targets: live, relayId: 'recovering-relay', key: generateKeyPair('relay', 'recovering-relay'), leaseMs: 2000, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
+      const relay = new Relay({ store, targets: live, relayId: 'recovering-relay', key: generateKeyPair('relay', 'recovering-relay'), policy: new RulesPolicy([]), leaseMs: 2000, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
       const outbox = new Outbox({ store, targets: live, pollMs: 20 })
       try {
         await relay.start()

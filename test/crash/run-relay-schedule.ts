@@ -11,6 +11,7 @@
  */
 import { generateKeyPair, type KeyPair } from '../../src/core/crypto/keys.js'
 import { Outbox } from '../../src/core/outbox/outbox.js'
+import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
 import { Relay } from '../../src/core/relay/relay.js'
 import type { Store } from '../../src/core/stores/store.js'
@@ -53,7 +54,7 @@ function relay(id: string, { store, targets }: { store: Store; targets: EffectTa
       }
     },
   })
-  return new Relay({ store: watched, targets, relayId: id, key, leaseMs: LEASE_MS, pollMs: 5, concurrency: 4, retry: RETRY, sleep })
+  return new Relay({ store: watched, targets, relayId: id, key, policy: new RulesPolicy([]), leaseMs: LEASE_MS, pollMs: 5, concurrency: 4, retry: RETRY, sleep })
 }
 
 async function settled(outbox: Outbox, scene: Scene, until: Promise<void>): Promise<void> {

@@ -5,7 +5,7 @@ import { outboxStatus, type OutboxStatus } from '../../core/outbox/status.js'
 
 export default class OutboxStatusCommand extends BaseCommand<typeof OutboxStatusCommand> {
   static override summary = 'Counts per state, the oldest effect in flight, what waits for an operator, relay heartbeats.'
-  static override description = `A summary of the outbox for an operator on call: how many effects are in each state, the oldest one still in flight (PROPOSED, AUTHORIZED, DISPATCHED) and its age, every HELD effect (with the rule that holds it) and every AMBIGUOUS one (with why), and when each relay last sent a heartbeat.
+  static override description = `A summary of the outbox for an operator on call: how many effects are in each state, the oldest one still in flight (PROPOSED, AUTHORIZED, DISPATCHED) and its age, every HELD effect (with the rule that holds it) and every AMBIGUOUS one (with why), when each relay last sent a heartbeat, and the effects a relay refused to send because their effects row disagreed with their journal or their authorization did not stand.
 
 Exit codes: 0 shown (whatever the counts); 3 config invalid; 4 store unreachable.`
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --json']
@@ -26,6 +26,10 @@ Exit codes: 0 shown (whatever the counts); 3 config invalid; 4 store unreachable
       if (list.length === 0) continue
       this.log(`\n${title}:`)
       this.table(['effect', 'target', 'action', 'thread', 'since', 'why'], list.map((w) => [w.effectId, w.target, w.action, w.thread, w.since, w.why]))
+    }
+    if (status.refused.length > 0) {
+      this.log('\nRefused by a relay before sending (nothing sent; see the relay log):')
+      this.table(['effect', 'relay', 'target', 'at', 'why'], status.refused.map((r) => [r.effectId, r.relay, r.target, r.at, r.why]))
     }
     if (status.relays.length === 0) this.log('\nNo relay heartbeats recorded.')
     else {

@@ -14,6 +14,8 @@ Several relays may drain one store. Each claims effects with a lease (PostgreSQL
 
 A service that asks for a longer wait than [gate] max_wait_ms (a Retry-After, a rate-limit reset) does not hold a concurrency slot: the effect returns to AUTHORIZED, the slot goes to the next effect at once, and the effect's lease is parked until that time (renewed once to run out then, and no longer renewed), so no relay claims it before; if this relay dies, the lease still runs out then.
 
+Agents only propose: the relay applies [[policy.rules]] of this interlock.toml to each PROPOSED effect (HELD for operators, else AUTHORIZED). Before it sends anything it reads the effect's journal (hash chain verified) and sends the args and premises of the PROPOSED record, the ones operators' releases sign; a held effect goes only with a quorum of valid releases by the [[operators]] of this file, checked by the relay itself. An effect whose effects row disagrees with its journal, or whose authorization does not stand, is refused: nothing sent, nothing written, a log line naming it, a metric, a line in \`outbox status\`; it is left alone for 10 minutes, then checked again.
+
 Receipts of COMMITTED effects are signed with the relay's key (\`interlock relay keygen\`).`
   static override examples = [
     '<%= config.bin %> <%= command.id %> --key relay.key',
@@ -49,7 +51,9 @@ Receipts of COMMITTED effects are signed with the relay's key (\`interlock relay
       targets: interlock.targets.values(),
       relayId: this.flags['relay-id'] ?? settings?.id ?? `${hostname()}-${process.pid}`,
       key,
+      // The config's own rules and operators: the relay decides what is held and checks releases itself.
       policy: interlock.policy,
+      operators: interlock.operators,
       retry: interlock.retry,
       secrets: interlock.secrets,
       concurrency: this.flags.concurrency ?? settings?.concurrency,

@@ -1,10 +1,12 @@
 /**
  * Outbox mode: the agent's side of a shared store drained by relays.
  *
- * `submit` journals the effect and returns as soon as that is durable:
- * PROPOSED and, in the same transaction, AUTHORIZED (or HELD when policy
- * holds it). Nothing is dispatched here; a relay (`interlock relay`) claims
- * it, re-checks its premises and dispatches it. `handle.result()` waits until
+ * `submit` journals the effect PROPOSED and returns as soon as that is
+ * durable. The agent only proposes: whether the effect may go on is decided
+ * by the trusted side (DESIGN.md, "Trust boundary"). A relay (`interlock
+ * relay`) claims it, evaluates the operators' policy from its own config
+ * (HELD for a release, or AUTHORIZED), re-checks its premises and dispatches
+ * the journaled args. `handle.result()` waits until
  * the effect settles (COMMITTED, REJECTED, FAILED), becomes AMBIGUOUS, or is
  * HELD for operators: woken by the store's notifications where it has them
  * (PostgreSQL LISTEN/NOTIFY), and by polling always (SQLite; a missed
@@ -17,8 +19,7 @@ import { toEffect, type EffectInput } from '../effect.js'
 import { InputError } from '../errors.js'
 import { proposal, targetOf, type GateContext } from '../gate-context.js'
 import { outcomeOf, type SubmitOutcome } from '../outcome.js'
-import { allowAll, type Policy } from '../policy.js'
-import type { AppendRequest, Store } from '../stores/store.js'
+import type { Store } from '../stores/store.js'
 import { assertTarget, type EffectTarget } from '../targets/target.js'
 import type { State } from '../lifecycle.js'
 import { JournalSecrets } from '../secrets/journal-secrets.js'
@@ -29,7 +30,6 @@ export interface OutboxOptions {
   store: Store
   /** The targets effects may name: their tier is journaled, their argument checks run at submit. */
   targets: Iterable<EffectTarget>
-  policy?: Policy
   /** Longest wait between looks at a pending result (default 250 ms; with notifications 2 s). */
   pollMs?: number
 }
@@ -45,11 +45,9 @@ export interface OutboxHandle {
 export class Outbox {
   private readonly store: Store
   private readonly targets = new Map<string, EffectTarget>()
-  private readonly policy: Policy
   private readonly waiter: ResultWaiter
 
   constructor(opts: OutboxOptions) {
-    this.policy = opts.policy ?? allowAll
     for (const t of opts.targets) {
       assertTarget(t)
       if (this.targets.has(t.name)) throw new InputError(`a target named ${JSON.stringify(t.name)} is already registered`)
@@ -65,15 +63,11 @@ export class Outbox {
     const effect = toEffect(input)
     const target = targetOf({ targets: this.targets } as GateContext, effect.target)
     target.validateArgs?.(effect.action, effect.args)
-    const hold = this.policy.evaluate(effect, target.tier)
-    const requests: AppendRequest[] = [
+    // PROPOSED only: the policy is the relay's to apply, from the operators' config, never the submitter's.
+    const [proposed] = await this.store.append([
       { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, target.tier), effect, tier: target.tier },
-      hold
-        ? { effectId: effect.id, from: 'PROPOSED', to: 'HELD', data: { rule: hold.rule } }
-        : { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: {} },
-    ]
-    const [proposed, next] = await this.store.append(requests)
-    const state: State = proposed!.ok ? (next!.ok ? next!.record.state : 'PROPOSED') : (proposed!.current?.state ?? 'PROPOSED')
+    ])
+    const state: State = proposed!.ok ? 'PROPOSED' : (proposed!.current?.state ?? 'PROPOSED')
     return { effectId: effect.id, state, result: () => this.result(effect.id) }
   }
 

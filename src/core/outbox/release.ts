@@ -8,6 +8,10 @@
  * serialised by the store, so of two operators releasing at once the later
  * one always sees both signatures: the quorum is never missed, no signature
  * is lost, and if both try to authorize, compare-and-set lets one win.
+ *
+ * What is signed is the digest of the effect as its PROPOSED record holds it,
+ * the args and premises a relay will send (relay/send-check.ts); an effect
+ * whose effects row disagrees with its journal is not signed at all.
  */
 import type { JsonObject } from '../canonical-json.js'
 import { crashPoint } from '../crash-points.js'
@@ -17,7 +21,9 @@ import { signedJson, type DenialStatement, type ReleaseStatement, type Signed } 
 import { ConflictError, IntegrityError } from '../errors.js'
 import type { State } from '../lifecycle.js'
 import type { JournalRecord } from '../stores/store.js'
+import type { Effect, EffectSnapshot } from '../effect.js'
 import { heldRule, releasesOf } from './journal-statements.js'
+import { journalView } from './journaled-effect.js'
 import { assertTrusted, effectIn, type OperatorContext } from './operator-context.js'
 import { releaseQuorum } from './release-check.js'
 
@@ -34,8 +40,10 @@ export interface ReleaseResult {
 
 export async function releaseEffect(ctx: OperatorContext, effectId: string): Promise<ReleaseResult> {
   assertTrusted(ctx)
-  const snap = await effectIn(ctx.store, effectId, ['HELD'], 'released')
-  const held = heldRule(await ctx.store.history(effectId))
+  const row = await effectIn(ctx.store, effectId, ['HELD'], 'released')
+  const history = await ctx.store.history(effectId)
+  const effect = journaledEffect(row, history)
+  const held = heldRule(history)
   if (!held) throw new IntegrityError(`effect ${effectId} is HELD but its journal names no rule that held it`)
   const rule = ctx.policy.rule(held.rule)
   if (!rule) {
@@ -48,7 +56,7 @@ export async function releaseEffect(ctx: OperatorContext, effectId: string): Pro
   const statement: ReleaseStatement = {
     kind: 'release',
     effectId,
-    digest: effectDigest(snap.effect),
+    digest: effectDigest(effect),
     operator: ctx.key.name,
     rule: rule.name,
     signedAt: now.toISOString(),
@@ -63,8 +71,7 @@ export async function releaseEffect(ctx: OperatorContext, effectId: string): Pro
   // A crash here, with the quorum complete, leaves the effect HELD: recovery authorizes it (recorded-quorum.ts).
   await crashPoint('after-release', effectId)
 
-  const history = await ctx.store.history(effectId)
-  const q = releaseQuorum({ effect: snap.effect, rule: held.rule }, releasesOf(history), ctx.operators, ctx.policy, ctx.clock.now())
+  const q = releaseQuorum({ effect, rule: held.rule }, releasesOf(await ctx.store.history(effectId)), ctx.operators, ctx.policy, ctx.clock.now())
   let state: State = 'HELD'
   if (q.ok) {
     const authorized: JsonObject = { rule: held.rule, releases: q.accepted.map(signedJson), signers: q.signers }
@@ -93,12 +100,15 @@ export interface DenyResult {
 /** One operator's signed refusal rejects a HELD effect. */
 export async function denyEffect(ctx: OperatorContext, effectId: string, reason: string): Promise<DenyResult> {
   assertTrusted(ctx)
-  const snap = await effectIn(ctx.store, effectId, ['HELD'], 'denied')
-  const held = heldRule(await ctx.store.history(effectId))
+  const row = await effectIn(ctx.store, effectId, ['HELD'], 'denied')
+  const history = await ctx.store.history(effectId)
+  const held = heldRule(history)
+  // A denial of an effect whose row was tampered with is still a denial: it names the journaled effect when there is one.
+  const view = journalView(row, history)
   const statement: DenialStatement = {
     kind: 'denial',
     effectId,
-    digest: effectDigest(snap.effect),
+    digest: effectDigest(view.ok ? view.effect : row.effect),
     operator: ctx.key.name,
     reason,
     signedAt: ctx.clock.now().toISOString(),
@@ -112,6 +122,19 @@ export async function denyEffect(ctx: OperatorContext, effectId: string, reason:
   // One record both journals the denial and applies it: nothing is left for recovery however the process ends.
   await crashPoint('after-rejected', effectId)
   return { effectId, state: 'REJECTED', operator: ctx.key.name, denial, record: r!.record }
+}
+
+/** The journaled effect an operator signs; refused when the row that `outbox show` and the relays read departs from it. */
+function journaledEffect(row: EffectSnapshot, history: readonly JournalRecord[]): Effect {
+  const view = journalView(row, history)
+  if (!view.ok) throw new IntegrityError(`effect ${row.effect.id} cannot be released: ${view.reason}`, { context: { effectId: row.effect.id } })
+  if (view.rowDisagrees.length > 0) {
+    throw new IntegrityError(`effect ${row.effect.id} cannot be released: its effects row disagrees with its journal (${view.rowDisagrees.join(', ')})`, {
+      hint: 'Someone edited the effects table behind the journal. Nothing was signed; deny it with `interlock outbox release --deny`, and find out who.',
+      context: { effectId: row.effect.id, fields: view.rowDisagrees },
+    })
+  }
+  return view.effect
 }
 
 function movedOn(effectId: string, state: State | undefined): ConflictError {

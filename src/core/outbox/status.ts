@@ -1,4 +1,9 @@
-/** `outbox status`: counts per state, the oldest effect in flight, who waits for an operator, each relay's heartbeat. */
+/**
+ * `outbox status`: counts per state, the oldest effect in flight, who waits
+ * for an operator, each relay's heartbeat, and the effects a relay refused
+ * to send (as its heartbeat reports them: a refusal writes nothing to the
+ * journal, relay/send-check.ts).
+ */
 import type { JsonObject } from '../canonical-json.js'
 import type { EffectSnapshot } from '../effect.js'
 import { IN_FLIGHT_STATES, STATES, type State } from '../lifecycle.js'
@@ -21,6 +26,15 @@ export interface RelayStatus {
   info: JsonObject
 }
 
+/** An effect a relay refused before sending: its row disagreed with its journal, or its authorization did not stand. */
+export interface RefusedEffect {
+  effectId: string
+  relay: string
+  target: string
+  why: string
+  at: string
+}
+
 export interface OutboxStatus {
   counts: Record<State, number>
   total: number
@@ -28,6 +42,7 @@ export interface OutboxStatus {
   held: WaitingEffect[]
   ambiguous: WaitingEffect[]
   relays: RelayStatus[]
+  refused: RefusedEffect[]
 }
 
 export async function outboxStatus(store: Store, now: Date): Promise<OutboxStatus> {
@@ -36,7 +51,7 @@ export async function outboxStatus(store: Store, now: Date): Promise<OutboxStatu
   const counts = await store.countByState()
   const [held, ambiguous, oldest, relays] = await Promise.all([waiting(store, 'HELD'), waiting(store, 'AMBIGUOUS'), oldestInFlight(store, counts), relaysOf(store)])
   const total = STATES.reduce((n, s) => n + counts[s], 0)
-  const status: OutboxStatus = { counts, total, held, ambiguous, relays }
+  const status: OutboxStatus = { counts, total, held, ambiguous, relays, refused: relays.flatMap(refusedBy) }
   if (oldest) {
     status.oldestInFlight = { effectId: oldest.effect.id, state: oldest.state, since: oldest.createdAt, ageMs: now.getTime() - Date.parse(oldest.createdAt) }
   }
@@ -73,4 +88,13 @@ async function oldestInFlight(store: Store, counts: Record<State, number>): Prom
 // Heartbeats are written by each relay (store.heartbeat); none recorded is an empty list.
 async function relaysOf(store: Store): Promise<RelayStatus[]> {
   return (await store.relays()).map((r) => ({ relay: r.relay, lastSeen: r.lastSeen, startedAt: r.startedAt, info: r.info }))
+}
+
+function refusedBy(r: RelayStatus): RefusedEffect[] {
+  const list = Array.isArray(r.info.refused) ? r.info.refused : []
+  return list.flatMap((x) => {
+    if (x === null || typeof x !== 'object' || Array.isArray(x) || typeof x.effectId !== 'string') return []
+    const reasons = Array.isArray(x.reasons) ? x.reasons.map(String) : []
+    return [{ effectId: x.effectId, relay: r.relay, target: String(x.target ?? ''), why: reasons.join('; '), at: String(x.at ?? '') }]
+  })
 }

@@ -7,6 +7,8 @@ import type { OutcomeStatus } from '../outcome.js'
 export class RelayMetrics {
   /** Finished effects by target and outcome status. */
   readonly outcomes = new Map<string, number>()
+  /** Effects refused before sending, by target and why (send-check.ts). */
+  readonly refusals = new Map<string, number>()
   claimQueries = 0
   claimed = 0
   leasesLost = 0
@@ -21,6 +23,17 @@ export class RelayMetrics {
   outcome(target: string, status: OutcomeStatus): void {
     const k = `${target}\u0000${status}`
     this.outcomes.set(k, (this.outcomes.get(k) ?? 0) + 1)
+  }
+
+  refused(target: string, kind: string): void {
+    const k = `${target}\u0000${kind}`
+    this.refusals.set(k, (this.refusals.get(k) ?? 0) + 1)
+  }
+
+  totalRefused(): number {
+    let n = 0
+    for (const v of this.refusals.values()) n += v
+    return n
   }
 
   total(status?: OutcomeStatus): number {
@@ -43,6 +56,15 @@ export class RelayMetrics {
       [...this.outcomes].map(([k, v]) => {
         const [target, status] = k.split('\u0000')
         return [`${r},target="${label(target!)}",status="${status}"`, v]
+      }),
+    )
+    metric(
+      'interlock_relay_effects_refused_total',
+      'counter',
+      'Effects refused before sending, nothing sent: their row disagreed with their journal (row-disagrees), their authorization did not stand (unauthorized), or their journal did not verify (journal).',
+      [...this.refusals].map(([k, v]) => {
+        const [target, kind] = k.split('\u0000')
+        return [`${r},target="${label(target!)}",reason="${kind}"`, v]
       }),
     )
     metric('interlock_relay_claimed_total', 'counter', 'Effects claimed.', [[r, this.claimed]])

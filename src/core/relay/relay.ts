@@ -13,16 +13,26 @@
  * can claim it before then, and if this relay dies the lease still runs out
  * then.
  *
+ * The relay is the trusted side of the outbox (docs/design.md, "Trust boundary"):
+ * agents only propose; the relay applies the operators' policy from its own
+ * config, and before it works on an effect it reads the effect's verified
+ * journal and goes on from that, never from the mutable row: a row that
+ * disagrees with its journal, or an authorization the journal does not back
+ * (send-check.ts), is refused, reported and parked, and nothing is sent.
+ *
  * Why several relays never dispatch one effect twice: see README.md here.
  */
 import { hostname } from 'node:os'
 import { advance } from '../advance.js'
 import type { JsonObject } from '../canonical-json.js'
+import type { OperatorConfig } from '../config/types.js'
 import type { KeyPair } from '../crypto/keys.js'
+import { InputError, IntegrityError } from '../errors.js'
 import type { GateContext, RetryOptions } from '../gate-context.js'
 import { DEFAULT_RETRY } from '../gate.js'
 import type { SubmitOutcome } from '../outcome.js'
-import { allowAll, type Policy } from '../policy.js'
+import type { RuleSource } from '../outbox/release-check.js'
+import type { Policy } from '../policy.js'
 import type { ClaimedEffect, Store, StoreEvent } from '../stores/store.js'
 import { assertTarget, type EffectTarget } from '../targets/target.js'
 import { requirePolicy } from '../policy/required.js'
@@ -33,6 +43,7 @@ import { LeaseBook } from './lease-book.js'
 import { leasedStore } from './leased-store.js'
 import { RelayMetrics } from './metrics.js'
 import { receiptSigner } from './receipt-signer.js'
+import { checkBeforeSend, type RefusalKind, type SendAuthority, type SendCheck } from './send-check.js'
 
 export interface RelayOptions {
   store: Store
@@ -41,7 +52,17 @@ export interface RelayOptions {
   relayId: string
   /** Signs COMMITTED receipts. */
   key: KeyPair
-  policy?: Policy
+  /**
+   * The operators' policy ([[policy.rules]] of the relay's interlock.toml, as
+   * RulesPolicy): the relay, not the agent, decides what is held. Required, so
+   * a relay built without it cannot authorize what the config holds; a config
+   * without rules passes `new RulesPolicy([])`.
+   */
+  policy: Policy & RuleSource
+  /** The trusted [[operators]], whose journaled releases let a held effect go (default none: nothing held is sent). */
+  operators?: readonly OperatorConfig[]
+  /** How long an effect refused before sending stays leased here, untouched, before it is looked at again (default 10 min). */
+  parkMs?: number
   retry?: Partial<RetryOptions>
   /** Most effects in flight per target (default 32). */
   concurrency?: number
@@ -69,15 +90,31 @@ export interface RelayStats {
   byStatus: Partial<Record<SubmitOutcome['status'], number>>
   leasesLost: number
   storeErrors: number
+  /** Effects refused before sending (their row disagreed with their journal, or their authorization did not stand). */
+  refused: number
+}
+
+/** One effect refused before sending, as `outbox status` shows it (from the heartbeat). */
+export interface Refusal {
+  effectId: string
+  target: string
+  kind: RefusalKind
+  reasons: string[]
+  at: string
 }
 
 const MAX_BACKOFF_MS = 5_000
+/** Refusals the heartbeat carries (the latest). */
+const REFUSALS_SHOWN = 20
 
 export class Relay {
   readonly metrics = new RelayMetrics()
   private readonly store: Store
   private readonly targets = new Map<string, EffectTarget>()
   private readonly ctx: GateContext
+  private readonly authority: SendAuthority
+  private readonly parkMs: number
+  private readonly refusals = new Map<string, Refusal>()
   private readonly book: LeaseBook
   private readonly concurrency: number
   private readonly leaseMs: number
@@ -99,6 +136,13 @@ export class Relay {
 
   constructor(private readonly opts: RelayOptions) {
     this.store = opts.store
+    if (typeof opts.policy?.evaluate !== 'function' || typeof opts.policy.rule !== 'function') {
+      throw new InputError('a relay needs the operators\' policy: it decides what is held, the agents only propose', {
+        hint: 'Pass policy: new RulesPolicy(config.policy.rules) (an empty list when the config has no rules).',
+      })
+    }
+    this.authority = { policy: opts.policy, operators: opts.operators ?? [] }
+    this.parkMs = Math.max(1, opts.parkMs ?? 10 * 60_000)
     for (const t of opts.targets) {
       assertTarget(t)
       this.targets.set(t.name, t)
@@ -119,7 +163,7 @@ export class Relay {
       // Scrubbed before the signer: a receipt is signed as it is journaled.
       store: redactingStore(leasedStore(this.store, opts.relayId, this.book, signer, this.now), secrets),
       targets: this.targets,
-      policy: opts.policy ?? allowAll,
+      policy: opts.policy,
       retry: { ...DEFAULT_RETRY, ...opts.retry },
       sleep: opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
       now: () => this.now().getTime(),
@@ -189,6 +233,7 @@ export class Relay {
       byStatus,
       leasesLost: this.metrics.leasesLost,
       storeErrors: this.metrics.storeErrors,
+      refused: this.metrics.totalRefused(),
     }
   }
 
@@ -280,8 +325,12 @@ export class Relay {
   }
 
   private async process(c: ClaimedEffect): Promise<void> {
-    const snap = c.snapshot
+    const row = c.snapshot
     try {
+      const check = await this.checkJournal(row)
+      if (!check.ok) return await this.refuse(c, check)
+      // From here on the journal's effect: what advance sends is the PROPOSED record's args and premises.
+      const snap = check.snapshot
       const outcome = await advance(this.ctx, snap, { recovering: snap.state === 'DISPATCHED' })
       this.metrics.outcome(snap.effect.target, outcome.status)
       this.storeOk()
@@ -289,9 +338,9 @@ export class Relay {
     } catch (e) {
       // The effect stays where it is; its lease runs out and it is claimed again (by us or another relay).
       this.metrics.errors++
-      this.storeFailed(`working on effect ${snap.effect.id}`, e)
+      this.storeFailed(`working on effect ${row.effect.id}`, e)
     } finally {
-      this.book.remove(snap.effect.id)
+      this.book.remove(row.effect.id)
     }
   }
 
@@ -316,6 +365,34 @@ export class Relay {
       // The lease runs out on its own: a claim may then come early, and advance() still sends nothing early.
       this.storeFailed(`parking the lease on effect ${effectId}`, e)
     }
+  }
+
+  /** One journal read (chain verified, its last record the row's) and the checks of send-check.ts. */
+  private async checkJournal(row: ClaimedEffect['snapshot']): Promise<SendCheck> {
+    let history
+    try {
+      history = await this.store.history(row.effect.id)
+    } catch (e) {
+      if (e instanceof IntegrityError) return { ok: false, kind: 'journal', reasons: [e.message] }
+      throw e
+    }
+    return checkBeforeSend(row, history, this.authority)
+  }
+
+  /**
+   * Sends nothing and writes no transition: says so (log, metric, heartbeat for
+   * `outbox status`), and keeps the lease for parkMs so that no relay spins on
+   * the effect; after that it is claimed and checked again (the row may have
+   * been repaired, or the rule changed).
+   */
+  private async refuse(c: ClaimedEffect, check: Extract<SendCheck, { ok: false }>): Promise<void> {
+    const { id, target } = c.snapshot.effect
+    this.metrics.refused(target, check.kind)
+    this.refusals.delete(id)
+    this.refusals.set(id, { effectId: id, target, kind: check.kind, reasons: check.reasons, at: this.now().toISOString() })
+    for (const old of this.refusals.keys()) if (this.refusals.size > REFUSALS_SHOWN) this.refusals.delete(old)
+    this.log(`relay ${this.id}: refused effect ${id} on ${target}, nothing sent (${check.kind}): ${check.reasons.join('; ')}; parked for ${Math.round(this.parkMs / 1000)} s`)
+    await this.park(id, new Date(this.now().getTime() + this.parkMs).toISOString())
   }
 
   private stillHeld(effectId: string): boolean {
@@ -353,6 +430,7 @@ export class Relay {
       concurrency: this.concurrency,
       leaseMs: this.leaseMs,
       targets: [...this.targets.keys()],
+      refused: [...this.refusals.values()].map((r) => ({ ...r })),
     }
     try {
       await this.store.heartbeat(this.id, info)

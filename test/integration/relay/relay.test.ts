@@ -13,6 +13,7 @@ import { verifyStatement } from '../../../src/core/crypto/sign.js'
 import type { RelayReceiptStatement } from '../../../src/core/crypto/statements.js'
 import type { EffectInput, Tier } from '../../../src/core/effect.js'
 import { Outbox } from '../../../src/core/outbox/outbox.js'
+import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { Relay, type RelayOptions } from '../../../src/core/relay/relay.js'
 import { openStore } from '../../../src/core/stores/open.js'
 import type { Store } from '../../../src/core/stores/store.js'
@@ -40,7 +41,7 @@ const stores: [string, () => StoreConfig][] = [
 const input = (i: number, target = 't1', thread = 'agent'): EffectInput => ({ thread, target, action: 'do', args: { i } })
 
 function relay(store: Store, targets: CountingTarget[], over: Partial<RelayOptions> = {}): Relay {
-  return new Relay({ store, targets, relayId: 'r1', key, pollMs: 20, leaseMs: 5_000, retry: { maxAttempts: 3, backoffMs: 5 }, ...over })
+  return new Relay({ store, targets, relayId: 'r1', key, policy: new RulesPolicy([]), pollMs: 20, leaseMs: 5_000, retry: { maxAttempts: 3, backoffMs: 5 }, ...over })
 }
 
 describe.each(stores)('relay on %s', (_name, config) => {
@@ -53,7 +54,8 @@ describe.each(stores)('relay on %s', (_name, config) => {
     const targets = ([1, 2, 3] as Tier[]).map((t) => new CountingTarget(`t${t}`, t))
     const outbox = new Outbox({ store, targets })
     const handles = await Promise.all(targets.flatMap((t) => [0, 1, 2].map((i) => outbox.submit(input(i, t.name)))))
-    expect(handles.every((h) => h.state === 'AUTHORIZED')).toBe(true)
+    // The agent only proposes: the relay authorizes.
+    expect(handles.every((h) => h.state === 'PROPOSED')).toBe(true)
     expect(targets.every((t) => t.calls.size === 0)).toBe(true)
     const r = relay(store, targets)
     await r.start()
@@ -74,15 +76,16 @@ describe.each(stores)('relay on %s', (_name, config) => {
     await store.close()
   })
 
-  it('a held effect waits for operators (result: held); a changed world rejects before dispatch', async () => {
+  it('the relay holds by its own policy: a held effect waits for operators (result: held); a changed world rejects before dispatch', async () => {
     const store = await open()
     const t = new CountingTarget('t1', 1)
-    const outbox = new Outbox({ store, targets: [t], policy: { evaluate: (e) => (e.args.i === 0 ? { rule: 'big' } : null) } })
+    const outbox = new Outbox({ store, targets: [t] })
     const held = await outbox.submit(input(0))
-    expect(held.state).toBe('HELD')
+    expect(held.state).toBe('PROPOSED')
     t.violations = ['balance changed']
     const stale = await outbox.submit(input(1))
-    const r = relay(store, [t])
+    const policy = new RulesPolicy([{ name: 'big', target: 't1', when: [{ arg: 'i', atMost: '0' }], quorum: 1, releaseTtlMs: 60_000 }])
+    const r = relay(store, [t], { policy })
     await r.start()
     expect(await held.result()).toEqual({ status: 'held', effectId: held.effectId, rule: 'big' })
     expect(await stale.result()).toMatchObject({ status: 'rejected', violations: ['balance changed'] })
