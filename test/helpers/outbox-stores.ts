@@ -1,7 +1,8 @@
 /**
  * A real store of each kind for outbox tests, with a raw connection that
- * reads and rewrites the journal_records table behind the store's back, as
- * someone tampering with the database would.
+ * reads and rewrites the journal_records table (and runs any statement on
+ * the effects and journals tables) behind the store's back, as someone
+ * tampering with the database would.
  */
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -33,6 +34,8 @@ export interface OutboxHarness {
   rows(): Promise<RawRecord[]>
   /** Replaces every journal record with `rows`, changing nothing else (effects, heads). */
   rewrite(rows: RawRecord[]): Promise<void>
+  /** Runs one statement on the raw connection; `?` placeholders on both kinds. */
+  exec(sql: string, params?: unknown[]): Promise<void>
   dispose(): Promise<void>
 }
 
@@ -54,6 +57,7 @@ export async function sqliteOutbox(): Promise<OutboxHarness> {
         for (const r of rows) insert.run(r)
       })()
     },
+    exec: async (sql, params = []) => void raw.prepare(sql).run(...params),
     dispose: async () => void raw.close(),
   }
 }
@@ -81,6 +85,10 @@ export async function postgresOutbox(): Promise<OutboxHarness> {
         await raw.query(`INSERT INTO journal_records (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash])
       }
       await raw.query('COMMIT')
+    },
+    exec: async (sql, params = []) => {
+      let n = 0
+      await raw.query(sql.replace(/\?/g, () => `$${++n}`), params)
     },
     dispose: async () => {
       await raw.query(`DROP SCHEMA ${quoteSchema(schema)} CASCADE`)
