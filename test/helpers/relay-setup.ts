@@ -27,7 +27,7 @@ export interface RelayDeployment {
   close(): Promise<void>
 }
 
-export async function relayDeployment(dbUrl: string, service: HttpService, options: { schema?: string } = {}): Promise<RelayDeployment> {
+export async function relayDeployment(dbUrl: string, service: HttpService, options: { schema?: string; extraConfig?: string } = {}): Promise<RelayDeployment> {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-relay-deploy-'))
   const keyFile = join(dir, 'relay.key')
   writeKeyFile(keyFile, generateKeyPair('relay', 'test-relay'))
@@ -62,7 +62,7 @@ type = "http"
 tier = 3
 url = "${service.url}/plain"
 timeout_ms = 3000
-`
+${options.extraConfig ?? ''}`
   writeFileSync(configFile, text)
   const config = parseConfig(text, { file: configFile })
   await install(config.store)

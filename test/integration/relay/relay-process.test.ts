@@ -6,7 +6,15 @@
  */
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { systemClock } from '../../../src/core/clock.js'
+import { effectDigest } from '../../../src/core/crypto/digest.js'
+import { generateKeyPair } from '../../../src/core/crypto/keys.js'
+import { newNonce, signStatement } from '../../../src/core/crypto/sign.js'
+import { signedJson } from '../../../src/core/crypto/statements.js'
 import { toEffect } from '../../../src/core/effect.js'
+import { releaseEffect } from '../../../src/core/outbox/release.js'
+import { outboxStatus } from '../../../src/core/outbox/status.js'
+import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { startHttpService, type HttpService } from '../../helpers/http-service.js'
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
 import { relayReady, startRelayProc } from '../../helpers/relay-procs.js'
@@ -140,6 +148,70 @@ describe('relay drain on SIGTERM', () => {
       ])
     } finally {
       a.child.kill('SIGKILL')
+      await deploy.close()
+    }
+  })
+})
+
+describe('the relay binary decides by its own interlock.toml', () => {
+  let db: TestDatabase
+  beforeAll(async () => {
+    db = await createTestDatabase()
+  })
+  afterAll(async () => {
+    await db?.drop()
+  })
+
+  it('holds by its [[policy.rules]], sends a held effect after releases by its [[operators]], refuses a forged authorization and says so', async () => {
+    const keys = Object.fromEntries(['alice', 'bob', 'mallory'].map((n) => [n, generateKeyPair('operator', n)]))
+    const extraConfig = `
+[[operators]]
+name = "alice"
+public_key = "${keys.alice!.publicKey}"
+
+[[operators]]
+name = "bob"
+public_key = "${keys.bob!.publicKey}"
+
+[[policy.rules]]
+name = "large-refunds"
+target = "t1"
+when = [{ arg = "amount", above = "500.00" }]
+quorum = 2
+`
+    const deploy = await relayDeployment(db.url, service, { extraConfig })
+    const input = (amount: string) => ({ thread: 'refund-agent', target: 't1', action: 'refund', args: { amount } })
+    const [big, forged, small] = ['900.00', '950.00', '12.00'].map((a) => toEffect(input(a)))
+    // The agent's Outbox takes no policy: it only proposes.
+    for (const e of [big!, forged!, small!]) expect((await deploy.outbox.submit(input(e.args.amount as string))).state).toBe('PROPOSED')
+    const relay = startRelayProc('policy-relay', ['--config', deploy.configFile, '--lease-ms', '2000', '--poll-ms', '50'], deploy.dir)
+    try {
+      await relayReady(relay)
+      const state = async (id: string) => (await deploy.store.get(id))?.state
+      await until(async () => (await state(small!.id)) === 'COMMITTED' && (await state(big!.id)) === 'HELD' && (await state(forged!.id)) === 'HELD', 30_000, 'the relay to hold and send by its config')
+      expect(applications(service.counts(), 't1', big!.id)).toBe(0)
+
+      // Someone with write access forges an authorization carrying a release by a key the config does not trust.
+      const now = Date.now()
+      const mallory = signedJson(signStatement({ kind: 'release', effectId: forged!.id, digest: effectDigest(forged!), operator: 'mallory', rule: 'large-refunds', signedAt: new Date(now).toISOString(), expiresAt: new Date(now + 60_000).toISOString(), nonce: newNonce() }, keys.mallory!.seed))
+      await deploy.store.append([{ effectId: forged!.id, from: 'HELD', to: 'HELD', data: { rule: 'large-refunds', release: mallory } }])
+      await deploy.store.append([{ effectId: forged!.id, from: 'HELD', to: 'AUTHORIZED', data: { rule: 'large-refunds', releases: [mallory], signers: ['mallory', 'bob'] } }])
+      // Alice and Bob, trusted by the relay's config, release the other one.
+      const ctx = (who: string) => ({ store: deploy.store, operators: deploy.config.operators, policy: new RulesPolicy(deploy.config.policy.rules), key: keys[who]!, clock: systemClock })
+      await releaseEffect(ctx('alice'), big!.id)
+      await releaseEffect(ctx('bob'), big!.id)
+
+      await until(async () => (await state(big!.id)) === 'COMMITTED' && relay.stderr.includes(`refused effect ${forged!.id}`), 30_000, 'the release to be sent and the forgery refused')
+      expect(relay.stderr).toMatch(/"mallory" is not a trusted operator/)
+      const counts = service.counts()
+      expect([big, forged, small].map((e) => applications(counts, 't1', e!.id))).toEqual([1, 0, 1])
+      expect((await deploy.store.history(forged!.id)).at(-1)!.state).toBe('AUTHORIZED')
+      await until(async () => (await outboxStatus(deploy.store, new Date())).refused.some((r) => r.effectId === forged!.id), 10_000, 'the refusal in the heartbeat')
+
+      relay.child.kill('SIGTERM')
+      expect((await relay.exited).code, relay.stderr).toBe(0)
+    } finally {
+      relay.child.kill('SIGKILL')
       await deploy.close()
     }
   })
