@@ -311,6 +311,23 @@ export function storeContract(name: string, makeHarness: () => Promise<StoreHarn
         await expectIntegrity(store.scanInFlight(), 7)
       })
 
+      it('histories read at once are each verified alone: a broken journal fails only the reads of its effects', async () => {
+        const { x, y, z } = await journal()
+        const [a, b] = [effect('t2', 1), effect('t2', 2)]
+        await drive(store, a, 'DISPATCHED')
+        await drive(store, b, 'AUTHORIZED')
+        await h.exec(`UPDATE journal_records SET data = $1 WHERE journal = 't1' AND seq = 5`, ['{"tampered":true}'])
+        const reads = [x, y, z, a, b, a, effect('t3', 1)].map((e) => store.history(e.id).then((r) => r.map((rec) => rec.state), (e: unknown) => e))
+        const [hx, hy, hz, ha, hb, ha2, none] = await Promise.all(reads)
+        expect(hx).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED'])
+        expect(hy).toBeInstanceOf(IntegrityError)
+        expect(hz).toEqual(['PROPOSED', 'AUTHORIZED'])
+        expect(ha).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED'])
+        expect(ha2).toEqual(ha)
+        expect(hb).toEqual(['PROPOSED', 'AUTHORIZED'])
+        expect(none).toEqual([])
+      })
+
       it('detects reordered records', async () => {
         const { y } = await journal()
         await h.exec(`UPDATE journal_records SET seq = -1 WHERE journal = 't1' AND seq = 4`)
