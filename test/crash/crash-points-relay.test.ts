@@ -111,7 +111,7 @@ describe.each(stores)('relay killed after-returned on %s', (storeName, storeConf
 
     const store = await openStore(storeConfig())
     const live = [...createTargets(targets).values()]
-    const relay = new Relay({ store, targets: live, relayId: 'next-relay', key: generateKeyPair('relay', 'next-relay'), leaseMs: 2000, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
+    const relay = new Relay({ store, targets: live, relayId: 'next-relay', key: generateKeyPair('relay', 'next-relay'), policy: new RulesPolicy([]), leaseMs: 2000, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
     const outbox = new Outbox({ store, targets: live, pollMs: 20 })
     try {
       const snap = (await store.get(id))!

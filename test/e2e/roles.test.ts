@@ -420,7 +420,7 @@ public_key = "${alice.publicKey}"
     // released effect is claimed again only then.
     const relay = new Relay({
       store: relayStore, targets: [refunds, mail], relayId: 'relay-1', key: relayKey,
-      policy: new RulesPolicy(config.policy.rules), pollMs: 200, leaseMs: 1_000, retry: { maxAttempts: 1, backoffMs: 0 },
+      policy: new RulesPolicy(config.policy.rules), operators: config.operators, pollMs: 200, leaseMs: 1_000, retry: { maxAttempts: 1, backoffMs: 0 },
       log: (line) => logs.push(line),
     })
     await relay.start()

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { StoreConfig, TargetConfig } from '../../../src/core/config/types.js'
 import { generateKeyPair } from '../../../src/core/crypto/keys.js'
 import { Outbox } from '../../../src/core/outbox/outbox.js'
+import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { Relay } from '../../../src/core/relay/relay.js'
 import { openStore } from '../../../src/core/stores/open.js'
 import type { Store } from '../../../src/core/stores/store.js'
@@ -52,6 +53,7 @@ function relay(store: Store, relayId: string): Relay {
     targets: mailTargets(),
     relayId,
     key,
+    policy: new RulesPolicy([]),
     concurrency: 1,
     leaseMs: 2_000,
     pollMs: 20,
