@@ -8,7 +8,7 @@
  * with write access to the database can edit it without touching the chain.
  * So what is sent is what the PROPOSED record says, and a row that says
  * something else is a tampered (or corrupted) row: reported, never trusted
- * (DESIGN.md, "Trust boundary": what was signed is exactly what is sent).
+ * (docs/design.md, "The trust boundary": what was signed is exactly what is sent).
  */
 import { canonicalJson, type JsonObject } from '../canonical-json.js'
 import { effectId, type Effect, type EffectSnapshot, type Tier } from '../effect.js'

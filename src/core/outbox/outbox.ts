@@ -3,7 +3,7 @@
  *
  * `submit` journals the effect PROPOSED and returns as soon as that is
  * durable. The agent only proposes: whether the effect may go on is decided
- * by the trusted side (DESIGN.md, "Trust boundary"). A relay (`interlock
+ * by the trusted side (docs/design.md, "The trust boundary"). A relay (`interlock
  * relay`) claims it, evaluates the operators' policy from its own config
  * (HELD for a release, or AUTHORIZED), re-checks its premises and dispatches
  * the journaled args. `handle.result()` waits until

@@ -13,7 +13,7 @@
  * can claim it before then, and if this relay dies the lease still runs out
  * then.
  *
- * The relay is the trusted side of the outbox (docs/design.md, "Trust boundary"):
+ * The relay is the trusted side of the outbox (docs/design.md, "The trust boundary"):
  * agents only propose; the relay applies the operators' policy from its own
  * config, and before it works on an effect it reads the effect's verified
  * journal and goes on from that, never from the mutable row: a row that

@@ -1,6 +1,6 @@
 /**
  * What a relay checks before it works on a claimed effect, from the effect's
- * verified journal, never from its mutable row (DESIGN.md, "Trust boundary"):
+ * verified journal, never from its mutable row (docs/design.md, "The trust boundary"):
  *
  * 1. The row agrees with its journal: args, premises, target, action, key,
  *    thread and tier with the PROPOSED record; state and last seq with the
