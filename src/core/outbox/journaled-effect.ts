@@ -40,8 +40,14 @@ export function journaledProposal(history: readonly JournalRecord[]): JournaledP
  * Every way the row departs from its journal: the effect's fields against the
  * PROPOSED record, its state and last seq against the last record. Names each
  * field, never its value (args may hold what should not reach a log).
+ *
+ * `settled`: nobody may have written between reading the row and reading the
+ * history (a relay holding the effect's lease), so any difference in state or
+ * last seq is an edit. Otherwise (an operator's look, while others may append)
+ * a later last record is a race, not an edit: the state is compared only when
+ * both name the same record.
  */
-export function rowDisagreements(row: EffectSnapshot, proposal: { effect: Effect; tier: Tier }, last: JournalRecord): string[] {
+export function rowDisagreements(row: EffectSnapshot, proposal: { effect: Effect; tier: Tier }, last: JournalRecord, settled = true): string[] {
   const out: string[] = []
   const j = proposal.effect
   const r = row.effect
@@ -50,8 +56,8 @@ export function rowDisagreements(row: EffectSnapshot, proposal: { effect: Effect
   if (!sameJson(r.args, j.args)) out.push('args')
   if (!sameJson(r.premises, j.premises)) out.push('premises')
   if (row.tier !== proposal.tier) out.push(`tier (row ${row.tier}, journal ${proposal.tier})`)
-  if (row.state !== last.state) out.push(`state (row ${row.state}, journal ${last.state})`)
-  if (row.seq !== last.seq) out.push(`last seq (row ${row.seq}, journal ${last.seq})`)
+  if (row.state !== last.state && (settled || row.seq === last.seq)) out.push(`state (row ${row.state}, journal ${last.state})`)
+  if (row.seq !== last.seq && settled) out.push(`last seq (row ${row.seq}, journal ${last.seq})`)
   return out
 }
 
@@ -68,11 +74,11 @@ function isObject(v: unknown): v is JsonObject {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
 }
 
-/** What an operator is shown and signs: the journal's effect, and how the row departs from it (or why the journal holds none). */
+/** What an operator is shown and signs: the journal's effect, and how the row (read apart from the history) departs from it, or why the journal holds none. */
 export type JournalView = { ok: true; effect: Effect; tier: Tier; rowDisagrees: string[] } | { ok: false; reason: string }
 
 export function journalView(row: EffectSnapshot, history: readonly JournalRecord[]): JournalView {
   const p = journaledProposal(history)
   if (!p.ok) return p
-  return { ok: true, effect: p.effect, tier: p.tier, rowDisagrees: rowDisagreements(row, p, history.at(-1)!) }
+  return { ok: true, effect: p.effect, tier: p.tier, rowDisagrees: rowDisagreements(row, p, history.at(-1)!, false) }
 }

@@ -328,6 +328,8 @@ export class Relay {
     const row = c.snapshot
     try {
       const check = await this.checkJournal(row)
+      // A relay whose lease ran out may see the effect moved on by the relay that took it over: not an edit.
+      if (!check.ok && !this.book.live(row.effect.id)) return void this.stillHeld(row.effect.id)
       if (!check.ok) return await this.refuse(c, check)
       // From here on the journal's effect: what advance sends is the PROPOSED record's args and premises.
       const snap = check.snapshot

@@ -292,6 +292,23 @@ describe.each([
     }
   })
 
+  it('held, then its row\'s args changed: `outbox show` shows the journaled args and warns; `outbox release` signs nothing', async () => {
+    const w = await world(make)
+    try {
+      const id = await w.held(refund('907.00'))
+      const row = (await w.store.get(id))!
+      await w.h.exec('UPDATE effects SET effect = ? WHERE id = ?', [canonicalJson({ ...row.effect, args: { amount: '99999.00', recipient: 'acct_mallory' } } as unknown as JsonObject), id])
+      const shown = await effectDetails(w.store, id)
+      expect(shown.effect.args).toEqual({ amount: '907.00', recipient: 'acct_customer' })
+      expect(shown.rowDisagrees).toEqual(['args'])
+      const ctx: OperatorContext = { store: w.store, operators, policy, key: keys.alice!, clock: systemClock }
+      await expect(releaseEffect(ctx, id)).rejects.toThrow(/cannot be released: its effects row disagrees with its journal \(args\)/)
+      expect(await w.states(id)).toEqual(['PROPOSED', 'HELD'])
+    } finally {
+      await w.close()
+    }
+  })
+
   it("UPDATE effects SET state='AUTHORIZED' on a HELD effect: nothing is sent, and no HELD → DISPATCHED is written", async () => {
     const w = await world(make)
     try {
