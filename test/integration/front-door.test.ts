@@ -16,7 +16,7 @@ import { Gate } from '../../src/core/gate.js'
 import { openInterlock } from '../../src/core/index.js'
 import { allowAll } from '../../src/core/policy.js'
 import { RulesPolicy } from '../../src/core/policy/rules.js'
-import { Relay } from '../../src/core/relay/relay.js'
+import { Relay, type RelayOptions } from '../../src/core/relay/relay.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
 import { createTargets } from '../../src/core/targets/registry.js'
@@ -140,7 +140,9 @@ describe('a Gate or a Relay built by hand', () => {
       expect(e.problems).toEqual(['policy.rules "large-refunds" holds effects on refunds'])
       expect(e.hint).toMatch(/openInterlock\(\).*new RulesPolicy\(config\.policy\.rules\)/)
     }
-    expect(() => new Relay({ store, targets: createTargets(config.targets).values(), relayId: 'r1', key: generateKeyPair('relay', 'r1') })).toThrow(ConfigError)
+    // A relay's policy is a required option; built without one anyway (from JavaScript), the config's rules are named.
+    const noPolicy = { store, targets: createTargets(config.targets).values(), relayId: 'r1', key: generateKeyPair('relay', 'r1') }
+    expect(() => new Relay(noPolicy as unknown as RelayOptions)).toThrow(ConfigError)
     const late = new Gate({ store })
     expect(() => late.register(createTargets(config.targets).get('refunds')!)).toThrow(/large-refunds/)
   })

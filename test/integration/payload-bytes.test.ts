@@ -268,7 +268,7 @@ describe.each(STORES)('payload bytes on %s', (storeName, make) => {
     const hb = await make()
     const storeB = await hb.open()
     const targetsB = targets()
-    const relay = new Relay({ store: storeB, targets: targetsB, relayId: 'bytes-relay', key: relayKey, pollMs: 5, leaseMs: 10_000, retry: { maxAttempts: 2, backoffMs: 1 } })
+    const relay = new Relay({ store: storeB, targets: targetsB, relayId: 'bytes-relay', key: relayKey, policy: new RulesPolicy([]), pollMs: 5, leaseMs: 10_000, retry: { maxAttempts: 2, backoffMs: 1 } })
     await relay.start()
     b = { h: hb, store: storeB, targets: targetsB, relay, outbox: new Outbox({ store: storeB, targets: targetsB, pollMs: 5 }) }
   })

@@ -136,18 +136,19 @@ export class Relay {
 
   constructor(private readonly opts: RelayOptions) {
     this.store = opts.store
-    if (typeof opts.policy?.evaluate !== 'function' || typeof opts.policy.rule !== 'function') {
-      throw new InputError('a relay needs the operators\' policy: it decides what is held, the agents only propose', {
-        hint: 'Pass policy: new RulesPolicy(config.policy.rules) (an empty list when the config has no rules).',
-      })
-    }
-    this.authority = { policy: opts.policy, operators: opts.operators ?? [] }
-    this.parkMs = Math.max(1, opts.parkMs ?? 10 * 60_000)
     for (const t of opts.targets) {
       assertTarget(t)
       this.targets.set(t.name, t)
     }
     requirePolicy('this Relay', this.targets.values(), opts.policy)
+    // Targets made by hand carry no config: the relay still needs rules to judge by, even none.
+    if (typeof opts.policy?.evaluate !== 'function' || typeof opts.policy.rule !== 'function') {
+      throw new InputError('a relay needs the operators\' policy: it decides what is held, the agents only propose', {
+        hint: 'Pass policy: new RulesPolicy(config.policy.rules) (an empty list when the config has no rules), or build it with openInterlock().',
+      })
+    }
+    this.authority = { policy: opts.policy, operators: opts.operators ?? [] }
+    this.parkMs = Math.max(1, opts.parkMs ?? 10 * 60_000)
     const secrets = JournalSecrets.of(this.targets.values(), opts.secrets)
     this.concurrency = Math.max(1, opts.concurrency ?? 32)
     this.leaseMs = Math.max(100, opts.leaseMs ?? 30_000)

@@ -16,6 +16,7 @@ import { Outbox } from '../../../src/core/outbox/outbox.js'
 import { verifyStore } from '../../../src/core/outbox/verify-sources.js'
 import { Relay } from '../../../src/core/relay/relay.js'
 import type { Store } from '../../../src/core/stores/store.js'
+import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { createTargets } from '../../../src/core/targets/registry.js'
 import type { EffectTarget } from '../../../src/core/targets/target.js'
 import { startEchoService, type EchoService } from '../../helpers/echo-service.js'
@@ -156,7 +157,7 @@ describe.each(stores)('the secrets guard on %s', (_name, harness) => {
     const stuck = await outbox.submit({ thread: 'relay-log', target: 'slow', action: 'post', args: { n: 1 } })
     const done = await outbox.submit({ thread: 'relay-log', target: 'fine', action: 'post', args: { n: 2 } })
     const lines: string[] = []
-    const relay = new Relay({ store, targets: [slow, fine], relayId: 'relay-secrets', key, secrets: [HOOK_TOKEN], pollMs: 20, leaseMs: 2_000, log: (l) => lines.push(l) })
+    const relay = new Relay({ store, targets: [slow, fine], relayId: 'relay-secrets', key, policy: new RulesPolicy([]), secrets: [HOOK_TOKEN], pollMs: 20, leaseMs: 2_000, log: (l) => lines.push(l) })
     await relay.start()
     try {
       expect((await done.result()).status).toBe('committed')
