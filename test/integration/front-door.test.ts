@@ -89,8 +89,10 @@ describe('openInterlock', () => {
       expect(service.counts().idempotent).toEqual({ [small.effectId]: 1 })
       expect((await interlock.store.get(large.effectId))?.detail).toMatchObject({ rule: 'large-refunds' })
 
+      // Its outbox only proposes: the relay holds by the same rules (test/integration/relay/trust.test.ts).
       const queued = await interlock.outbox.submit(refund('700.00', 'agent-2'))
-      expect(queued.state).toBe('HELD')
+      expect(queued.state).toBe('PROPOSED')
+      expect((await interlock.store.history(queued.effectId)).map((r) => r.state)).toEqual(['PROPOSED'])
     } finally {
       await interlock.close()
       service.reset()
