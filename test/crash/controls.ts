@@ -23,7 +23,7 @@
 import { randomUUID } from 'node:crypto'
 import { crashPoint } from '../../src/core/crash-points.js'
 import type { EffectSnapshot, Receipt } from '../../src/core/effect.js'
-import type { AppendRequest, AppendResult, Store } from '../../src/core/stores/store.js'
+import type { AppendRequest, AppendResult, JournalRecord, Store } from '../../src/core/stores/store.js'
 import { HttpTarget } from '../../src/core/targets/http/http-target.js'
 import type { ApplyContext, EffectTarget } from '../../src/core/targets/target.js'
 
@@ -123,10 +123,17 @@ function skipPremiseCheck(t: EffectTarget): EffectTarget {
   return skipped
 }
 
-/** DISPATCHED tier-3 effects read back as tier 1: whoever recovers them re-sends. */
+/**
+ * DISPATCHED tier-3 effects read back as tier 1, in their row and in their
+ * PROPOSED record alike (a relay takes the tier from the journal and refuses
+ * a row that disagrees with it): whoever recovers them re-sends.
+ */
 function resendTier3(store: Store): Store {
   const relabel = (s: EffectSnapshot): EffectSnapshot => (s.state === 'DISPATCHED' && s.tier === 3 ? { ...s, tier: 1 } : s)
+  const relabelHistory = (h: JournalRecord[]): JournalRecord[] =>
+    h.at(-1)?.state === 'DISPATCHED' && h[0]?.data.tier === 3 ? [{ ...h[0], data: { ...h[0].data, tier: 1 } }, ...h.slice(1)] : h
   return decorate(store, {
+    history: async (id: string) => relabelHistory(await store.history(id)),
     get: async (id: string) => {
       const s = await store.get(id)
       return s && relabel(s)
