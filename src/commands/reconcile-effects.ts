@@ -19,7 +19,9 @@ Then, read-only, COMMITTED effects created within --later-within (default 30d) w
 
 Safe under cron: a second run started while one is running exits 0 and says so (a lock that dies with its holder: a PostgreSQL advisory lock, or an OS file lock beside the SQLite journal).
 
-Exit codes, the first that applies: 11 committed effects failed at the service since (a refund that failed); 1 some effects could not be finished (a target down: the next run tries again); 10 AMBIGUOUS effects wait for an operator; 0 nothing left in flight (or another run holds the lock; HELD effects waiting for operators and refunds still pending do not change it); 3, 4, 5 config, store or journal-integrity errors.`
+Effects whose journal says they were authorized, though the operators' policy holds them and no valid quorum of releases stands behind them (a record forged by someone with write access to the store), are refused as a relay refuses them: nothing is sent, nothing written, and each is listed with why.
+
+Exit codes, the first that applies: 5 effects refused because their journal does not authorize them (run \`interlock outbox verify\`); 11 committed effects failed at the service since (a refund that failed); 1 some effects could not be finished (a target down: the next run tries again); 10 AMBIGUOUS effects wait for an operator; 0 nothing left in flight (or another run holds the lock; HELD effects waiting for operators and refunds still pending do not change it); 3, 4, 5 config, store or journal-integrity errors.`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --older-than 15m --concurrency 8',
@@ -103,12 +105,18 @@ Exit codes, the first that applies: 11 committed effects failed at the service s
             e.tier,
             e.found,
             report.dryRun ? e.plan : e.action,
-            e.error ? `error: ${e.error}` : (e.outcome?.status ?? (report.dryRun && e.plan !== 'wait' ? '' : waitingNow(e))),
+            e.error ? `error: ${e.error}` : e.action === 'refused' ? 'refused' : (e.outcome?.status ?? (report.dryRun && e.plan !== 'wait' ? '' : waitingNow(e))),
           ]),
         )
         this.log()
       }
       // Why each held effect waits: the operators can act on it.
+      const refused = report.effects.filter((e) => e.action === 'refused')
+      for (const e of refused) {
+        this.log(`${e.effectId}: refused, nothing sent: its journal does not authorize it`)
+        for (const r of e.refused ?? []) this.log(`  ${r}`)
+      }
+      if (refused.length > 0) this.log()
       const waitingHeld = report.effects.filter((e) => e.plan === 'wait' && e.quorum?.reasons)
       for (const e of waitingHeld) {
         this.log(`${e.effectId}: HELD, waiting for operators (${quorumText(e)})`)

@@ -35,6 +35,7 @@ import type { State } from './lifecycle.js'
 import { noReleaseYet, recordedQuorum, recoveredAuthorization, type RecordedQuorum, type ReleaseAuthority } from './outbox/recorded-quorum.js'
 import type { RuleSource } from './outbox/release-check.js'
 import { outcomeOf, type OutcomeStatus, type SubmitOutcome } from './outcome.js'
+import { checkBeforeSend, type SendAuthority } from './relay/send-check.js'
 import { waitsUntilLater } from './returned.js'
 
 export type RecoveryAction =
@@ -58,6 +59,8 @@ export type RecoveryAction =
   | 'waiting'
   /** Dry run: `plan` says what would be done; nothing was. */
   | 'planned'
+  /** Its journal does not authorize it (a sweep of a shared store, `sendCheck`): nothing sent, nothing written. */
+  | 'refused'
   /** Recovery of this effect failed; it stays where it was. */
   | 'error'
 
@@ -88,6 +91,8 @@ export interface RecoveredEffect {
   error?: string
   /** HELD effects: what the recorded releases amount to. */
   quorum?: QuorumFound
+  /** Action 'refused': why the journal does not let it go on. */
+  refused?: string[]
 }
 
 export interface RecoverOptions {
@@ -109,6 +114,15 @@ export interface RecoverOptions {
    * it, no HELD effect is authorized by recovery: each waits for operators.
    */
   releases?: { operators: ReleaseAuthority['operators']; rules?: RuleSource }
+  /**
+   * Check each effect's journal before acting on it, as a relay does
+   * (relay/send-check.ts): an authorization the operators' policy and quorum
+   * do not stand behind is refused, nothing sent. For sweeps of a shared
+   * store (reconcile-effects), where anyone with write access to the
+   * database could have forged one; an inline gate recovering its own
+   * journal does not need it.
+   */
+  sendCheck?: SendAuthority
   /** Wall clock for olderThanMs (default Date.now). */
   now?: () => number
   /** Called after each effect is handled. */
@@ -168,7 +182,7 @@ export async function recover(
   const results = new Map<string, RecoveredEffect>()
   let done = 0
   const handle = async (snap: EffectSnapshot) => {
-    results.set(snap.effect.id, await recoverOne(ctx, snap, plans.get(snap.effect.id)!, opts.dryRun ?? false))
+    results.set(snap.effect.id, await recoverOne(ctx, snap, plans.get(snap.effect.id)!, opts.dryRun ?? false, opts.sendCheck))
     opts.onProgress?.(++done, chosen.length)
   }
   // One queue per target, each drained by up to `concurrency` workers: a slow or
@@ -226,13 +240,24 @@ function isRuleSource(p: unknown): p is RuleSource {
   return typeof (p as Partial<RuleSource>).rule === 'function'
 }
 
-async function recoverOne(ctx: GateContext, snap: EffectSnapshot, planned: Planned, dryRun: boolean): Promise<RecoveredEffect> {
+async function recoverOne(
+  ctx: GateContext,
+  snap: EffectSnapshot,
+  planned: Planned,
+  dryRun: boolean,
+  sendCheck: SendAuthority | undefined,
+): Promise<RecoveredEffect> {
   const { plan } = planned
   const base: Omit<RecoveredEffect, 'action'> = { effectId: snap.effect.id, target: snap.effect.target, tier: snap.tier, found: snap.state, plan }
   if (planned.quorum) base.quorum = quorumFound(planned.quorum)
   if (plan === 'wait') return { ...base, action: 'waiting' }
-  if (dryRun) return { ...base, action: 'planned' }
   try {
+    // 'authorize' is itself the quorum check, on the same terms (recorded-quorum.ts).
+    if (sendCheck && plan !== 'authorize') {
+      const check = checkBeforeSend(snap, await ctx.store.history(snap.effect.id), sendCheck)
+      if (!check.ok) return { ...base, action: 'refused', refused: check.reasons }
+    }
+    if (dryRun) return { ...base, action: 'planned' }
     if (plan === 'authorize' && planned.quorum?.complete) {
       // The operators' decision, completed before the crash, made durable; then the normal path (premises re-checked).
       const t = await transition(ctx, snap, 'AUTHORIZED', recoveredAuthorization(planned.quorum))

@@ -19,9 +19,10 @@
  * (a Stripe refund `pending`) are asked again, and those that failed since are
  * reported.
  *
- * The outcome is one of five, each with its own exit code, so cron can alert
- * on each, the first that applies: committed effects failed later at the
- * service (11), some tier 1 or 2 effects could not be finished (1), AMBIGUOUS
+ * The outcome is one of six, each with its own exit code, so cron can alert
+ * on each, the first that applies: effects whose journal authorizes them
+ * without the policy or a quorum, refused as a relay refuses them (5);
+ * committed effects failed later at the service (11), some tier 1 or 2 effects could not be finished (1), AMBIGUOUS
  * effects wait for an operator (10), clean (0); already running (0).
  */
 import type { OperatorConfig, StoreConfig } from '../config/types.js'
@@ -33,11 +34,13 @@ import type { Policy } from '../policy.js'
 import type { RecoveryReport } from '../recovery.js'
 import type { Store } from '../stores/store.js'
 import type { EffectTarget } from '../targets/target.js'
+import type { RuleSource } from '../outbox/release-check.js'
+import type { SendAuthority } from '../relay/send-check.js'
 import { laterOutcomes, type LaterOutcomes } from './later-outcomes.js'
 import { claimForReconcile, type ReconcileClaims } from './leases.js'
 import { tryReconcileLock } from './lock.js'
 
-export type ReconcileStatus = 'clean' | 'ambiguous' | 'unfinished' | 'later-failed' | 'already-running'
+export type ReconcileStatus = 'clean' | 'ambiguous' | 'unfinished' | 'later-failed' | 'refused' | 'already-running'
 
 export interface ReconcileOptions {
   store: Store
@@ -122,6 +125,8 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
       // Only the effects it will act on stay leased; the rest (too recent, over the limit, waiting for operators) go back at once.
       onChosen: (_chosen, acting) => claims?.giveBack(claims.heldIds().filter((id) => !acting.has(id))),
       releases: opts.operators ? { operators: opts.operators } : undefined,
+      // A shared store: whatever its journal says was authorized must have been, by policy or quorum, before anything is sent.
+      sendCheck: sendAuthority(opts),
       onProgress: opts.onProgress,
       now: opts.now,
     })
@@ -130,9 +135,10 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
     const waiting = { ambiguous: counts.AMBIGUOUS + would('mark-ambiguous'), held: counts.HELD - would('authorize') }
     // An effect someone else moved first (an operator's release, a relay) is theirs to finish, not left over by this run.
     const unfinished = report.effects.filter((e) => e.action === 'error' || (e.outcome?.status === 'in_flight' && e.action !== 'moved-on')).length
+    const refused = report.effects.filter((e) => e.action === 'refused').length
     const withinMs = opts.laterWithinMs ?? LATER_WITHIN_MS
     const later = await laterOutcomes(opts.store, targets, { withinMs, now: (opts.now ?? Date.now)() })
-    const v = verdict(waiting.ambiguous, unfinished, later.failed.length, opts.dryRun ?? false)
+    const v = verdict(waiting.ambiguous, unfinished, later.failed.length, opts.dryRun ?? false, refused)
     // HELD effects waiting for releases are the operators' normal queue, not a failure: said, not signalled by the exit code.
     if (waiting.held > 0) v.message += `; ${waiting.held} HELD effect${waiting.held === 1 ? '' : 's'} ${opts.dryRun ? 'would be ' : ''}waiting for operators' releases`
     return { ...v, lock: lock.where, report, waiting, unfinished, later }
@@ -143,8 +149,15 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
   }
 }
 
-function verdict(ambiguous: number, unfinished: number, laterFailed: number, dryRun: boolean): Pick<ReconcileResult, 'status' | 'exitCode' | 'message'> {
+function verdict(ambiguous: number, unfinished: number, laterFailed: number, dryRun: boolean, refused: number): Pick<ReconcileResult, 'status' | 'exitCode' | 'message'> {
   const would = dryRun ? 'would be ' : ''
+  if (refused > 0) {
+    return {
+      status: 'refused',
+      exitCode: ExitCode.INTEGRITY,
+      message: `${refused} effect${refused === 1 ? ' was' : 's were'} refused: ${refused === 1 ? 'its' : 'their'} journal authorizes ${refused === 1 ? 'it' : 'them'} without the operators' policy or quorum (someone wrote to the store behind Interlock); nothing was sent. Run \`interlock outbox verify\``,
+    }
+  }
   if (laterFailed > 0) {
     return {
       status: 'later-failed',
@@ -167,4 +180,11 @@ function verdict(ambiguous: number, unfinished: number, laterFailed: number, dry
     }
   }
   return { status: 'clean', exitCode: ExitCode.OK, message: dryRun ? 'nothing would be left in flight' : 'nothing left in flight' }
+}
+
+/** The relay's check, when the sweep knows the rules (a RulesPolicy) and who may release. */
+function sendAuthority(opts: ReconcileOptions): SendAuthority | undefined {
+  const policy = opts.policy as (Policy & Partial<RuleSource>) | undefined
+  if (!policy || typeof policy.rule !== 'function') return undefined
+  return { policy: policy as Policy & RuleSource, operators: opts.operators ?? [] }
 }
