@@ -6,6 +6,7 @@ import { parseDuration } from '../core/config/policy.js'
 import { UsageError } from '../core/errors.js'
 import { LATER_WITHIN_MS, reconcileEffects, type ReconcileResult } from '../core/reconcile/index.js'
 import type { RecoveredEffect } from '../core/recovery.js'
+import { requireFullAccess } from '../core/stores/full-access.js'
 
 export default class ReconcileEffects extends BaseCommand<typeof ReconcileEffects> {
   static override summary = 'Resolve effects left in flight: re-apply tier 1, query tier 2, mark tier 3 AMBIGUOUS.'
@@ -47,6 +48,7 @@ Exit codes, the first that applies: 5 effects refused because their journal does
 
   async run(): Promise<ReconcileResult> {
     const config = await this.interlockConfig()
+    requireFullAccess(config.store, 'reconcile-effects')
     const olderThanMs = this.olderThan(config.reconcile?.olderThanMs ?? DEFAULTS.reconcileOlderThanMs)
     // Store, targets (with the config's secrets) and policy from the front door, as every command.
     const interlock = await this.openInterlock()

@@ -4,6 +4,7 @@ import { BaseCommand } from '../../cli/base-command.js'
 import { DEFAULTS } from '../../core/config/defaults.js'
 import { loadPrivateKey } from '../../core/crypto/keys.js'
 import { ConfigError } from '../../core/errors.js'
+import { requireFullAccess } from '../../core/stores/full-access.js'
 import { Relay, type RelayStats } from '../../core/relay/relay.js'
 
 export default class RelayRun extends BaseCommand<typeof RelayRun> {
@@ -33,6 +34,7 @@ Receipts of COMMITTED effects are signed with the relay's key (\`interlock relay
 
   async run(): Promise<RelayStats> {
     const config = await this.interlockConfig()
+    requireFullAccess(config.store, 'the relay')
     const settings = config.relay
     const keyFile = this.flags.key ?? settings?.key
     if (!keyFile) {
