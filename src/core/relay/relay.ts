@@ -338,12 +338,28 @@ export class Relay {
       this.metrics.outcome(snap.effect.target, outcome.status)
       this.storeOk()
       if (outcome.status === 'in_flight' && outcome.notBefore) await this.park(snap.effect.id, outcome.notBefore)
+      // HELD waits for operators, not for this relay: a lease kept would hold a released effect back for up to lease_ms.
+      else if (outcome.status === 'held') await this.giveBack(snap.effect.id)
     } catch (e) {
       // The effect stays where it is; its lease runs out and it is claimed again (by us or another relay).
       this.metrics.errors++
       this.storeFailed(`working on effect ${row.effect.id}`, e)
     } finally {
       this.book.remove(row.effect.id)
+    }
+  }
+
+  /** Gives the lease back now: the next claim of the effect (once released) need not wait for it to run out. */
+  private async giveBack(effectId: string): Promise<void> {
+    const lease = this.book.lease(effectId)
+    if (!lease) return
+    this.book.remove(effectId)
+    try {
+      await this.store.releaseLease(this.id, [{ effectId, token: lease.token }])
+      this.storeOk()
+    } catch (e) {
+      // It runs out on its own; the effect is then claimed as before.
+      this.storeFailed(`giving back the lease on effect ${effectId}`, e)
     }
   }
 

@@ -12,7 +12,9 @@ import { generateKeyPair } from '../../../src/core/crypto/keys.js'
 import { verifyStatement } from '../../../src/core/crypto/sign.js'
 import type { RelayReceiptStatement } from '../../../src/core/crypto/statements.js'
 import type { EffectInput, Tier } from '../../../src/core/effect.js'
+import { systemClock } from '../../../src/core/clock.js'
 import { Outbox } from '../../../src/core/outbox/outbox.js'
+import { releaseEffect } from '../../../src/core/outbox/release.js'
 import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { Relay, type RelayOptions } from '../../../src/core/relay/relay.js'
 import { openStore } from '../../../src/core/stores/open.js'
@@ -93,6 +95,32 @@ describe.each(stores)('relay on %s', (_name, config) => {
     await r.stop()
     await outbox.close()
     await store.close()
+  })
+
+  it('a held effect does not keep the relay\'s lease: released by an operator, it is sent at once, not after lease_ms', async () => {
+    const store = await open()
+    const t = new CountingTarget('t1', 1)
+    const outbox = new Outbox({ store, targets: [t] })
+    const h = await outbox.submit(input(0))
+    const policy = new RulesPolicy([{ name: 'big', target: 't1', when: [{ arg: 'i', atMost: '0' }], quorum: 1, releaseTtlMs: 60_000 }])
+    const alice = generateKeyPair('operator', 'alice')
+    const operators = [{ name: 'alice', publicKey: alice.publicKey }]
+    // A lease far longer than the test may take: only a lease given back lets the release through in time.
+    const r = relay(store, [t], { policy, operators, leaseMs: 60_000 })
+    await r.start()
+    try {
+      expect(await h.result()).toMatchObject({ status: 'held' })
+      const released = await releaseEffect({ store, operators, policy, key: alice, clock: systemClock }, h.effectId)
+      expect(released.state).toBe('AUTHORIZED')
+      const started = Date.now()
+      await until(() => t.count(h.effectId) === 1, 10_000)
+      expect(Date.now() - started).toBeLessThan(10_000)
+      expect(await outbox.result(h.effectId)).toMatchObject({ status: 'committed' })
+    } finally {
+      await r.stop()
+      await outbox.close()
+      await store.close()
+    }
   })
 
   it('a relay whose lease ran out (paused) neither applies nor commits; the relay that took over does, once', async () => {
