@@ -32,7 +32,8 @@ async function fill(store: Store): Promise<{ inFlight: string; target: CountingT
   const target = new CountingTarget('svc', 1)
   const gate = new Gate({ store, targets: [target], retry: { maxAttempts: 1, backoffMs: 1 } })
   for (const n of [1, 2]) await gate.submit({ thread: THREAD, target: 'svc', action: 'pay', args: { n } })
-  target.faults = [{ kind: 'retry-later' }]
+  // An unknown outcome (the request may have left): it stays DISPATCHED for recovery to settle.
+  target.faults = [{ kind: 'unknown' }]
   const left = await gate.submit({ thread: THREAD, target: 'svc', action: 'pay', args: { n: 3 } })
   expect(left).toMatchObject({ status: 'in_flight', state: 'DISPATCHED' })
   return { inFlight: left.effectId, target: new CountingTarget('svc', 1) }
