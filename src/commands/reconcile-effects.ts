@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
 import { progressBar } from '../cli/progress.js'
+import { loadRelayKey } from '../cli/relay-key.js'
 import { DEFAULTS } from '../core/config/defaults.js'
 import { parseDuration } from '../core/config/policy.js'
 import { UsageError } from '../core/errors.js'
@@ -17,6 +18,8 @@ HELD effects whose journaled releases already form their rule's quorum (an \`out
 --dry-run changes nothing, sends nothing, and takes no lease: each effect's plan says what would be done (resume, authorize, re-apply, query, mark-ambiguous, wait).
 
 Then, read-only, COMMITTED effects created within --later-within (default 30d) whose service had not finished them when it answered are asked again: a Stripe refund answered pending or requires_action (GET /v1/refunds/{id}). A refund that failed since (status failed or canceled, with Stripe's failure_reason) means the money did not reach the customer: each is listed with its effect id, and the run exits 11, on every run while the effect is within the window (the journal is not changed: COMMITTED stays COMMITTED). Refunds still pending are counted and asked again next run; --later-within 0 turns the sweep off.
+
+With a [relay] key in interlock.toml, every record it journals is signed with that key, as a relay signs its own.
 
 Safe under cron: a second run started while one is running exits 0 and says so (a lock that dies with its holder: a PostgreSQL advisory lock, or an OS file lock beside the SQLite journal).
 
@@ -50,6 +53,8 @@ Exit codes, the first that applies: 5 effects refused because their journal does
     const config = await this.interlockConfig()
     requireFullAccess(config.store, 'reconcile-effects')
     const olderThanMs = this.olderThan(config.reconcile?.olderThanMs ?? DEFAULTS.reconcileOlderThanMs)
+    // What it journals is signed as the relays sign theirs, so `outbox verify` tells it from a forgery.
+    const signing = config.relay?.key ? { key: loadRelayKey(config.relay.key), id: config.relay.id } : undefined
     // Store, targets (with the config's secrets) and policy from the front door, as every command.
     const interlock = await this.openInterlock()
     const bar = this.jsonEnabled() ? undefined : progressBar(process.stderr, 'reconciling')
@@ -61,6 +66,7 @@ Exit codes, the first that applies: 5 effects refused because their journal does
         targets: interlock.targets.values(),
         policy: interlock.policy,
         operators: interlock.operators,
+        signing,
         retry: interlock.retry,
         olderThanMs,
         concurrency: this.flags.concurrency ?? config.reconcile?.concurrency ?? DEFAULTS.reconcileConcurrency,

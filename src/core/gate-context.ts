@@ -59,7 +59,8 @@ export async function transition(
   to: State,
   data: JsonObject,
 ): Promise<{ moved: true; snap: EffectSnapshot } | { moved: false; current: EffectSnapshot }> {
-  const [result] = await ctx.store.append([{ effectId: snap.effect.id, from: snap.state, to, data }])
+  // `after`: the record this one follows, which a signing writer's signature binds (stores/signing-store.ts).
+  const [result] = await ctx.store.append([{ effectId: snap.effect.id, from: snap.state, to, data, after: snap.seq }])
   if (!result!.ok) {
     if (!result!.current) throw new ConflictError(`effect ${snap.effect.id} vanished from the journal while it was ${snap.state}`)
     return { moved: false, current: result!.current }

@@ -4,6 +4,8 @@
  * records the outcome; `recover` finishes what a crash interrupted.
  */
 import { advance } from './advance.js'
+import { recordSigner } from './crypto/record-signature.js'
+import type { KeyPair } from './crypto/keys.js'
 import { toEffect, type Effect, type EffectInput, type JsonObject, type Premises } from './effect.js'
 import { InputError } from './errors.js'
 import { proposal, targetOf, type GateContext, type RetryOptions } from './gate-context.js'
@@ -14,6 +16,7 @@ import { recover, type RecoverOptions, type RecoveryReport } from './recovery.js
 import { crashPoint } from './crash-points.js'
 import { JournalSecrets } from './secrets/journal-secrets.js'
 import { redactingStore } from './secrets/redacting-store.js'
+import { signingStore } from './stores/signing-store.js'
 import type { Store } from './stores/store.js'
 import { assertTarget, type EffectTarget } from './targets/target.js'
 
@@ -36,6 +39,14 @@ export interface GateOptions {
    * interlock.toml bring along themselves (secrets/journal-secrets.ts).
    */
   secrets?: readonly string[]
+  /**
+   * Signs every record this gate journals, its proposals included
+   * (crypto/record-signature.ts), so `outbox verify` can tell them from
+   * records written by anyone else with access to the store. The relay's key
+   * (`[relay] key`), trusted under `id` (default: the key's name, as
+   * `[relay] id` names it for verify).
+   */
+  signing?: { key: KeyPair; id?: string }
 }
 
 export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, backoffMs: 200, maxWaitMs: 30_000 }
@@ -51,8 +62,9 @@ export class Gate {
     this.policyGiven = opts.policy
     this.secrets = new JournalSecrets(opts.secrets)
     this.ctx = {
-      // Every append passes the secrets guard: nothing this gate writes can journal a secret.
-      store: redactingStore(opts.store, this.secrets),
+      // Every append passes the secrets guard: nothing this gate writes can journal a secret;
+      // then, given a key, it is signed as it will be journaled.
+      store: redactingStore(opts.signing ? signingStore(opts.store, recordSigner({ key: opts.signing.key, id: opts.signing.id, role: 'relay' })) : opts.store, this.secrets),
       targets: new Map(),
       policy: opts.policy ?? allowAll,
       retry: { ...DEFAULT_RETRY, ...opts.retry },

@@ -45,7 +45,8 @@ Exit codes: 0 resolved; 1 you answered no, or the redispatch failed; 2 bad usage
       const r = await resolveEffect(ctx, this.args.id, how)
       this.log(`Resolved: effect ${r.effectId} is ${r.state} (signed by ${r.operator}).`)
       if (how !== 'redispatch') return r
-      const outcome = await redispatch(store, new Map(interlock.targets), r.snapshot, interlock.retry)
+      // Sent from this process, so what it journals next is signed with the operator's key.
+      const outcome = await redispatch(store, new Map(interlock.targets), r.snapshot, interlock.retry, key)
       this.log(`Sent again: ${outcome.status}.`)
       if (outcome.status === 'ambiguous') process.exitCode = ExitCode.AMBIGUOUS
       else if (outcome.status !== 'committed') process.exitCode = ExitCode.FAILURE

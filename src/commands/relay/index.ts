@@ -2,7 +2,7 @@ import { hostname } from 'node:os'
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
 import { DEFAULTS } from '../../core/config/defaults.js'
-import { loadPrivateKey } from '../../core/crypto/keys.js'
+import { loadRelayKey } from '../../cli/relay-key.js'
 import { ConfigError } from '../../core/errors.js'
 import { requireFullAccess } from '../../core/stores/full-access.js'
 import { Relay, type RelayStats } from '../../core/relay/relay.js'
@@ -17,7 +17,7 @@ A service that asks for a longer wait than [gate] max_wait_ms (a Retry-After, a 
 
 Agents only propose: the relay applies [[policy.rules]] of this interlock.toml to each PROPOSED effect (HELD for operators, else AUTHORIZED). Before it sends anything it reads the effect's journal (hash chain verified) and sends the args and premises of the PROPOSED record, the ones operators' releases sign; a held effect goes only with a quorum of valid releases by the [[operators]] of this file, checked by the relay itself. An effect whose effects row disagrees with its journal, or whose authorization does not stand, is refused: nothing sent, nothing written, a log line naming it, a metric, a line in \`outbox status\`; it is left alone for 10 minutes, then checked again.
 
-Receipts of COMMITTED effects are signed with the relay's key (\`interlock relay keygen\`).`
+Every journal record the relay writes is signed with the relay's key (\`interlock relay keygen\`), and so is the receipt of every COMMITTED effect; \`interlock outbox verify\` checks them against the relay's public key.`
   static override examples = [
     '<%= config.bin %> <%= command.id %> --key relay.key',
     '<%= config.bin %> <%= command.id %> --concurrency 64 --health-port 9464',
@@ -42,10 +42,7 @@ Receipts of COMMITTED effects are signed with the relay's key (\`interlock relay
         hint: 'Make one with `interlock relay keygen`, then pass --key <file> or set [relay] key in interlock.toml.',
       })
     }
-    const key = loadPrivateKey(keyFile)
-    if (key.kind !== 'relay') {
-      throw new ConfigError(`key file ${keyFile} holds an ${key.kind} key, not a relay key`, [], { hint: 'Make a relay key with `interlock relay keygen`.' })
-    }
+    const key = loadRelayKey(keyFile)
     // Store, targets (with the config's secrets) and policy from the front door, as every command.
     const interlock = await this.openInterlock()
     const relay = new Relay({

@@ -9,11 +9,17 @@
  * - resolution: an operator says whether an AMBIGUOUS effect happened
  *   (applied → COMMITTED, not applied → FAILED, or redispatch → DISPATCHED).
  * - receipt: a relay attests what the target answered when the effect committed.
+ * - record: a relay (or an inline gate holding the relay's key, or an operator
+ *   re-sending an effect) attests one journal record it wrote: the effect, the
+ *   transition, the effect's record it follows, and the record's data.
+ * - anchor: an operator or a relay attests every journal's head at one time
+ *   (outbox/anchor.ts), so a journal cut back behind it shows.
  *
  * `nonce` makes every statement unique, so a copy of one is recognisable as
  * a replay; `signedAt` / `at` are the signer's clock.
  */
 import type { JsonObject } from '../canonical-json.js'
+import type { State } from '../lifecycle.js'
 
 export interface ReleaseStatement {
   kind: 'release'
@@ -59,10 +65,47 @@ export interface RelayReceiptStatement {
   at: string
 }
 
+/** Who signs what they wrote: a relay (by its id) or an operator (by name). */
+export type SignerRole = 'relay' | 'operator'
+
+export interface RecordStatement {
+  kind: 'record'
+  effectId: string
+  /** The transition the record makes: the state the effect left (null: its proposal) and the one it entered. */
+  from: State | null
+  to: State
+  /**
+   * The seq of the effect's own record this one follows in its journal (0 for
+   * a proposal): binds the signature to its place, so a signed record copied
+   * elsewhere in the journal no longer verifies.
+   */
+  after: number
+  /** sha256hex of canonicalJson(the record's data without its recordSignature). */
+  dataDigest: string
+  signer: string
+  role: SignerRole
+  at: string
+}
+
+export interface AnchorStatement {
+  kind: 'anchor'
+  /** sha256hex of canonicalJson(heads), the anchor file's list of { journal, seq, hash }. */
+  headsDigest: string
+  journals: number
+  signer: string
+  role: SignerRole
+  at: string
+}
+
 export type OperatorStatement = ReleaseStatement | DenialStatement | ResolutionStatement
-export type Statement = OperatorStatement | RelayReceiptStatement
+export type Statement = OperatorStatement | RelayReceiptStatement | RecordStatement | AnchorStatement
 export type StatementKind = Statement['kind']
 
+/**
+ * The statements a record carries as acts (asSigned, statementsIn): an
+ * operator's decision or a relay's receipt. A record's own signature is read
+ * from its one field (record-signature.ts), an anchor from its file.
+ */
 export const STATEMENT_KINDS: readonly StatementKind[] = ['release', 'denial', 'resolution', 'receipt']
 
 /** A statement with its signature (base64url of the 64-byte ed25519 signature). */
@@ -82,10 +125,10 @@ export function signedJson(s: Signed): JsonObject {
 }
 
 /** Reads a Signed statement from journal data; undefined when it is not shaped like one. */
-export function asSigned(v: unknown): Signed | undefined {
+export function asSigned(v: unknown): Signed<OperatorStatement | RelayReceiptStatement> | undefined {
   if (!v || typeof v !== 'object') return undefined
   const s = v as { statement?: { kind?: unknown }; signature?: unknown }
   if (!s.statement || typeof s.statement !== 'object' || typeof s.signature !== 'string') return undefined
   if (!STATEMENT_KINDS.includes(s.statement.kind as StatementKind)) return undefined
-  return s as Signed
+  return s as Signed<OperatorStatement | RelayReceiptStatement>
 }

@@ -80,6 +80,8 @@ export function readExport(path: string): ExportReader {
     await opened
     let n = 0
     let ended = false
+    // The last record read: names where a line that cannot be read sits.
+    let previous: { journal: string; seq: number } | undefined
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
       n++
       if (line.trim() === '') continue
@@ -87,7 +89,8 @@ export function readExport(path: string): ExportReader {
       try {
         v = JSON.parse(line) as Record<string, unknown>
       } catch {
-        throw new IntegrityError(`export file ${path} line ${n} is not JSON; the file was altered or cut`)
+        if (n === 1) throw new IntegrityError(`export file ${path} line 1 is not JSON; the file was altered or cut`)
+        throw unreadableLine(path, n, line, previous, 'is not JSON')
       }
       if (n === 1) {
         if (v.format !== EXPORT_FORMAT) throw new IntegrityError(`export file ${path} is not an Interlock journal export (${EXPORT_FORMAT})`)
@@ -103,9 +106,50 @@ export function readExport(path: string): ExportReader {
         projection = new Map(Object.entries(effects))
         continue
       }
-      yield v as unknown as JournalRecord
+      if (!isRecordShaped(v)) throw unreadableLine(path, n, line, previous, 'is not a journal record')
+      previous = { journal: v.journal, seq: v.seq }
+      yield v
     }
     if (!ended) problems.push(`export file ${path} has no end line; it was cut short`)
   }
   return { records: records(), projection: () => projection, problems }
+}
+
+function isRecordShaped(v: Record<string, unknown>): v is Record<string, unknown> & JournalRecord {
+  const strings = ['journal', 'effectId', 'state', 'at', 'prevHash', 'hash'] as const
+  return (
+    strings.every((f) => typeof v[f] === 'string') &&
+    Number.isSafeInteger(v.seq) &&
+    v.data !== null &&
+    typeof v.data === 'object' &&
+    !Array.isArray(v.data)
+  )
+}
+
+/**
+ * A record line that cannot be read, named by the journal and record it
+ * starts with (export lines begin {"journal":…,"seq":…, and a damaged byte
+ * further on leaves that readable), else by the record before it.
+ */
+function unreadableLine(path: string, n: number, line: string, previous: { journal: string; seq: number } | undefined, what: string): IntegrityError {
+  const head = /^\{"journal":("(?:[^"\\]|\\.)*"),"seq":(-?\d+)[,}]/.exec(line)
+  let journal: string | undefined
+  let seq: number | undefined
+  if (head) {
+    try {
+      journal = JSON.parse(head[1]!) as string
+      seq = Number(head[2])
+    } catch {
+      journal = undefined
+    }
+  }
+  const record = journal !== undefined && seq !== undefined
+    ? `journal ${JSON.stringify(journal)} record ${seq}`
+    : previous
+      ? `the record after journal ${JSON.stringify(previous.journal)} record ${previous.seq}`
+      : 'the first record'
+  return new IntegrityError(`export file ${path} line ${n} (${record}) ${what}; the file was altered or damaged`, {
+    hint: 'Export the journal again from the store, or restore the file from a copy.',
+    context: { path, line: n, ...(journal !== undefined && seq !== undefined ? { journal, seq } : previous ? { after: previous } : {}) },
+  })
 }

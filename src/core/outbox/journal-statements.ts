@@ -12,7 +12,7 @@
  * - a resolution: AMBIGUOUS → COMMITTED | FAILED | DISPATCHED { resolution, ... }.
  */
 import type { JsonObject } from '../canonical-json.js'
-import { asSigned, type ReleaseStatement, type Signed } from '../crypto/statements.js'
+import { asSigned, type OperatorStatement, type RelayReceiptStatement, type ReleaseStatement, type Signed } from '../crypto/statements.js'
 import type { JournalRecord } from '../stores/store.js'
 
 /** The rule that held the effect: from its first HELD record. */
@@ -34,8 +34,8 @@ export function releasesOf(history: readonly JournalRecord[]): Signed<ReleaseSta
 }
 
 /** Every signed statement a record carries, wherever in its data: for verify and show. */
-export function statementsIn(data: JsonObject): Signed[] {
-  const out: Signed[] = []
+export function statementsIn(data: JsonObject): Signed<OperatorStatement | RelayReceiptStatement>[] {
+  const out: Signed<OperatorStatement | RelayReceiptStatement>[] = []
   for (const value of Object.values(data)) {
     const one = asSigned(value)
     if (one) out.push(one)

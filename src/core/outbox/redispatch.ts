@@ -4,7 +4,14 @@
  * as a first dispatch: if this process dies meanwhile, recovery finds it
  * DISPATCHED and, for tier 3, marks it AMBIGUOUS again, never resending on
  * its own.
+ *
+ * What it journals after DISPATCHED (COMMITTED, FAILED, AMBIGUOUS...) is
+ * written by the operator's process, not a relay: given the operator's key,
+ * it signs those records as the operator (crypto/record-signature.ts), and
+ * `outbox verify` checks them against [[operators]].
  */
+import type { KeyPair } from '../crypto/keys.js'
+import { recordSigner } from '../crypto/record-signature.js'
 import { dispatch } from '../dispatch.js'
 import type { EffectSnapshot } from '../effect.js'
 import { DEFAULT_RETRY } from '../gate.js'
@@ -13,13 +20,21 @@ import type { SubmitOutcome } from '../outcome.js'
 import { allowAll } from '../policy.js'
 import { JournalSecrets } from '../secrets/journal-secrets.js'
 import { redactingStore } from '../secrets/redacting-store.js'
+import { signingStore } from '../stores/signing-store.js'
 import type { Store } from '../stores/store.js'
 import type { EffectTarget } from '../targets/target.js'
 
-export function redispatch(store: Store, targets: Map<string, EffectTarget>, snap: EffectSnapshot, retry: Partial<RetryOptions> = {}): Promise<SubmitOutcome> {
+export function redispatch(
+  store: Store,
+  targets: Map<string, EffectTarget>,
+  snap: EffectSnapshot,
+  retry: Partial<RetryOptions> = {},
+  operatorKey?: KeyPair,
+): Promise<SubmitOutcome> {
   const ctx: GateContext = {
-    // The outcome it records keeps no secret of its targets, whoever passed the store (secrets/journal-secrets.ts).
-    store: redactingStore(store, JournalSecrets.of(targets.values())),
+    // The outcome it records keeps no secret of its targets, whoever passed the store (secrets/journal-secrets.ts);
+    // then, given the operator's key, it is signed as it will be journaled.
+    store: redactingStore(operatorKey ? signingStore(store, recordSigner({ key: operatorKey, role: 'operator' })) : store, JournalSecrets.of(targets.values())),
     targets,
     // Already authorized by the operator's resolution: policy was asked before the first dispatch.
     policy: allowAll,

@@ -1,7 +1,7 @@
 /** `outbox show` and release's confirmation: one effect, what holds it, its whole history and who signed what. */
 import type { Effect, EffectSnapshot } from '../effect.js'
 import { effectDigest } from '../crypto/digest.js'
-import type { Statement } from '../crypto/statements.js'
+import type { OperatorStatement, RelayReceiptStatement } from '../crypto/statements.js'
 import { NotFoundError } from '../errors.js'
 import type { JournalRecord, Store } from '../stores/store.js'
 import { heldRule, statementsIn } from './journal-statements.js'
@@ -22,7 +22,7 @@ export interface EffectDetails {
   history: JournalRecord[]
   /** Where the effects row departs from its journal (fields, never values): a row edited behind the journal; relays refuse it. */
   rowDisagrees?: string[]
-  statements: { seq: number; statement: Statement }[]
+  statements: { seq: number; statement: OperatorStatement | RelayReceiptStatement }[]
 }
 
 export const COMPENSATES_PREFIX = 'compensates:'

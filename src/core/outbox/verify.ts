@@ -1,35 +1,47 @@
 /**
  * `outbox verify`'s engine, offline: given every journal record (from a store
  * or an export) and who is trusted, recompute each journal's hash chain,
- * follow each effect through the lifecycle, and check every signed statement
- * a record carries: operator releases (and that an authorization had its
- * quorum), denials and resolutions, and relay receipts. Names the first bad
- * record and lists every problem; stops reading a journal's chain at its
- * first break (what follows cannot be trusted, and would only repeat it).
+ * follow each effect through the lifecycle, recompute each effect's id from
+ * what its proposal journaled, judge each authorization straight from
+ * PROPOSED by the policy in force, and check every signed statement a record
+ * carries: operator releases (and that an authorization had its quorum),
+ * denials and resolutions, relay receipts, and the signature of whoever
+ * wrote the record (verify-writers.ts). Names the first bad record and lists
+ * every problem; stops reading a journal's chain at its first break (what
+ * follows cannot be trusted, and would only repeat it). A record that cannot
+ * be read at all (its data no longer parses) ends the reading there, as a
+ * problem naming it.
  *
  * The `effects` projection (the store's effects table, or an export's end
  * line) is compared with where each effect's records end, so a record
- * removed from the end of a journal shows too.
+ * removed from the end of a journal shows too; a journal cut back with its
+ * effects rows rewritten to match shows only against an anchor (anchor-file.ts).
  */
 import { canonicalJson, type JsonObject } from '../canonical-json.js'
 import type { OperatorConfig } from '../config/types.js'
 import { effectDigest } from '../crypto/digest.js'
-import { verifySigned } from '../crypto/sign.js'
-import type { ReleaseStatement, Signed } from '../crypto/statements.js'
-import type { Effect } from '../effect.js'
-import { isInterlockError } from '../errors.js'
+import { nativeVerifier } from '../crypto/native-ed25519.js'
+import { statementBytes, verifySigned } from '../crypto/sign.js'
+import type { ReleaseStatement, Signed, StatementKind } from '../crypto/statements.js'
+import { effectId, type Effect, type Tier } from '../effect.js'
+import { IntegrityError, isInterlockError } from '../errors.js'
 import { sha256Hex } from '../hash.js'
 import { canTransition, isState, type State } from '../lifecycle.js'
+import type { Policy } from '../policy.js'
 import { ChainVerifier } from '../stores/record-hash.js'
 import type { JournalRecord } from '../stores/store.js'
+import type { JournalHead, TrustedAnchor } from './anchor-file.js'
 import { statementsIn } from './journal-statements.js'
 import type { RuleSource } from './release-check.js'
+import { WriterCheck, type WriterCounts, type WriterTrack } from './verify-writers.js'
 
 export interface VerifyProblem {
   journal: string
   seq: number
   effectId: string
   message: string
+  /** 'unsigned': records a relay writes that carry no signature (what `outbox anchor --cover-unsigned` may vouch for). */
+  kind?: 'unsigned'
 }
 
 export interface VerifyReport {
@@ -41,6 +53,12 @@ export interface VerifyReport {
   signatures: { valid: number; invalid: number }
   /** Relay receipts verified, and those left unchecked because no relay key was given. */
   receipts: { valid: number; invalid: number; unchecked: number }
+  /** Records past PROPOSED that a relay or gate writes: how each was found covered (verify-writers.ts). */
+  writers: WriterCounts
+  /** The anchor checked against (--anchor), when one was given. */
+  anchor?: { path: string; signer: string; role: string; at: string; journals: number }
+  /** A record could not be read: nothing after it was. */
+  stopped?: VerifyProblem
   problems: VerifyProblem[]
   firstBad?: VerifyProblem
 }
@@ -54,21 +72,39 @@ export interface VerifyOptions {
   operators: readonly OperatorConfig[]
   /** Trusted relay public keys (relay-keys.ts); without any, receipts are counted as unchecked, not failed. */
   relays?: readonly TrustedKey[]
-  /** The rules, to check each authorization had its quorum (skipped for a rule no longer declared). */
-  policy?: RuleSource
+  /**
+   * The policy in force: each authorization from HELD must carry its rule's
+   * quorum (skipped for a rule no longer declared), and an effect a rule holds
+   * must never be authorized straight from PROPOSED.
+   */
+  policy?: RuleSource & Pick<Policy, 'evaluate'>
   /** Where each effect's records should end (state and seq), when known; a function is asked after the last record. */
   projection?: ReadonlyMap<string, { state: State; seq: number }> | (() => ReadonlyMap<string, { state: State; seq: number }> | undefined)
+  /** A signed anchor (anchor-file.ts readAnchor): every journal must still reach its head there. */
+  anchor?: TrustedAnchor
+  /** Filled with every journal's last verified record: what `outbox anchor` signs. */
+  heads?: Map<string, JournalHead>
 }
 
-interface EffectTrack {
+interface EffectTrack extends WriterTrack {
   state: State
   seq: number
-  journal: string
   effect?: Effect
+  tier?: Tier
   digest?: string
   rule?: string
   /** When each release (by nonce) was journaled in a HELD record: its expiry is judged then. */
   releasedAt?: Map<string, string>
+}
+
+/** The operator act that covers each transition an operator makes (journal-statements.ts). */
+const OPERATOR_ACTS: Readonly<Record<string, StatementKind>> = {
+  'HELD>HELD': 'release',
+  'HELD>AUTHORIZED': 'release',
+  'HELD>REJECTED': 'denial',
+  'AMBIGUOUS>COMMITTED': 'resolution',
+  'AMBIGUOUS>FAILED': 'resolution',
+  'AMBIGUOUS>DISPATCHED': 'resolution',
 }
 
 export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iterable<JournalRecord>, opts: VerifyOptions): Promise<VerifyReport> {
@@ -77,12 +113,41 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
   const chain = new ChainVerifier()
   const broken = new Set<string>()
   const journals = new Set<string>()
+  const tails = new Map<string, JournalHead>()
   const effects = new Map<string, EffectTrack>()
-  const report: VerifyReport = { ok: true, journals: 0, records: 0, effects: 0, signatures: { valid: 0, invalid: 0 }, receipts: { valid: 0, invalid: 0, unchecked: 0 }, problems: [] }
-  const problem = (r: Pick<JournalRecord, 'journal' | 'seq' | 'effectId'>, message: string) =>
-    report.problems.push({ journal: r.journal, seq: r.seq, effectId: r.effectId, message })
+  const report: VerifyReport = {
+    ok: true,
+    journals: 0,
+    records: 0,
+    effects: 0,
+    signatures: { valid: 0, invalid: 0 },
+    receipts: { valid: 0, invalid: 0, unchecked: 0 },
+    writers: { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, byReceipt: 0, byAnchor: 0 },
+    problems: [],
+  }
+  const problem = (r: Pick<JournalRecord, 'journal' | 'seq' | 'effectId'>, message: string, kind?: VerifyProblem['kind']) =>
+    report.problems.push({ journal: r.journal, seq: r.seq, effectId: r.effectId, message, ...(kind ? { kind } : {}) })
+  const writers = new WriterCheck({ operators: operatorKeys, relays: relayKeys }, opts.anchor, problem)
+  const keys: Keys = { operatorKeys, relayKeys, policy: opts.policy, verify: nativeVerifier() }
 
-  for await (const r of records) {
+  const reading = (async function* () {
+    yield* records
+  })()
+  for (;;) {
+    let next: IteratorResult<JournalRecord>
+    try {
+      next = await reading.next()
+    } catch (e) {
+      // A record the store or file cannot even read back: an integrity failure naming it, and the end of the reading.
+      if (!(e instanceof IntegrityError)) throw e
+      const c = e.context as { journal?: unknown; seq?: unknown }
+      const at = { journal: typeof c.journal === 'string' ? c.journal : '?', seq: typeof c.seq === 'number' ? c.seq : 0, effectId: '?' }
+      problem(at, `${e.message}; verification stopped there, and nothing after it was read`)
+      report.stopped = report.problems.at(-1)
+      break
+    }
+    if (next.done) break
+    const r = next.value
     report.records++
     journals.add(r.journal)
     if (broken.has(r.journal)) continue
@@ -94,41 +159,48 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
       problem(r, isInterlockError(e) ? e.message : `journal ${JSON.stringify(r.journal)} record ${r.seq} ${(e as Error).message}`)
       continue
     }
+    tails.set(r.journal, { journal: r.journal, seq: r.seq, hash: r.hash })
     const prev = effects.get(r.effectId)
-    if (!canTransition(prev?.state ?? null, r.state)) {
-      problem(r, `${where(r)} moves effect ${r.effectId} from ${prev?.state ?? '(none)'} to ${r.state}, which the lifecycle forbids`)
+    const from = prev?.state ?? null
+    if (!canTransition(from, r.state)) {
+      problem(r, `${where(r)} moves effect ${r.effectId} from ${from ?? '(none)'} to ${r.state}, which the lifecycle forbids`)
     }
-    const track: EffectTrack = prev ?? { state: r.state, seq: r.seq, journal: r.journal }
-    if (r.state === 'PROPOSED') {
-      const e = (r.data.effect ?? undefined) as Effect | undefined
-      if (!e || e.id !== r.effectId) problem(r, `${where(r)} proposes effect ${r.effectId} but carries ${e ? `effect ${e.id}` : 'no effect'}`)
-      else {
-        track.effect = e
-        track.digest = effectDigest(e)
-      }
-    }
+    const track: EffectTrack = prev ?? { state: r.state, seq: r.seq, journal: r.journal, runSeqs: [], signed: false, receipt: false }
+    if (r.state === 'PROPOSED') proposed(r, track, problem)
+    if (from === 'PROPOSED' && r.state === 'AUTHORIZED') authorizedUnheld(r, track, keys.policy, problem)
     if (r.state === 'HELD' && typeof r.data.rule === 'string') track.rule = r.data.rule
-    checkStatements(r, prev?.state ?? null, track, { operatorKeys, relayKeys, policy: opts.policy }, report, problem)
+    const acts = checkStatements(r, from, track, keys, report, problem)
+    writers.record(r, from, track, acts.has(OPERATOR_ACTS[`${from}>${r.state}`]!))
     track.state = r.state
     track.seq = r.seq
     track.journal = r.journal
     effects.set(r.effectId, track)
   }
 
-  const projection = typeof opts.projection === 'function' ? opts.projection() : opts.projection
-  if (projection) {
-    for (const [id, p] of projection) {
-      const t = effects.get(id)
-      if (t && broken.has(t.journal)) continue
-      if (!t) problem({ journal: '?', seq: p.seq, effectId: id }, `effect ${id} is ${p.state} at record ${p.seq}, but the journal has no record of it`)
-      else if (t.state !== p.state || t.seq !== p.seq) {
-        problem({ journal: t.journal, seq: p.seq, effectId: id }, `journal ${JSON.stringify(t.journal)} record ${p.seq} should be effect ${id}'s last (${p.state}), but its records end at ${t.seq} (${t.state}); records were removed from the end`)
+  // Read to the end: what must hold of the whole journal. (Stopped early, most of it would only repeat the stop.)
+  if (!report.stopped) {
+    const projection = typeof opts.projection === 'function' ? opts.projection() : opts.projection
+    if (projection) {
+      for (const [id, p] of projection) {
+        const t = effects.get(id)
+        if (t && broken.has(t.journal)) continue
+        if (!t) problem({ journal: '?', seq: p.seq, effectId: id }, `effect ${id} is ${p.state} at record ${p.seq}, but the journal has no record of it`)
+        else if (t.state !== p.state || t.seq !== p.seq) {
+          problem({ journal: t.journal, seq: p.seq, effectId: id }, `journal ${JSON.stringify(t.journal)} record ${p.seq} should be effect ${id}'s last (${p.state}), but its records end at ${t.seq} (${t.state}); records were removed from the end`)
+        }
+      }
+      for (const [id, t] of effects) {
+        if (!projection.has(id) && !broken.has(t.journal)) problem({ journal: t.journal, seq: t.seq, effectId: id }, `effect ${id} has records but is not listed among the effects; a record was inserted`)
       }
     }
-    for (const [id, t] of effects) {
-      if (!projection.has(id) && !broken.has(t.journal)) problem({ journal: t.journal, seq: t.seq, effectId: id }, `effect ${id} has records but is not listed among the effects; a record was inserted`)
-    }
+    writers.finish(effects, new Map([...tails].map(([j, h]) => [j, h.seq])), broken)
   }
+  if (opts.heads) for (const [j, h] of tails) if (!broken.has(j)) opts.heads.set(j, h)
+  if (opts.anchor) {
+    const a = opts.anchor
+    report.anchor = { path: a.path, signer: a.signer, role: a.role, at: a.at, journals: a.heads.size }
+  }
+  report.writers = writers.counts
   report.journals = journals.size
   report.effects = effects.size
   report.ok = report.problems.length === 0
@@ -136,12 +208,49 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
   return report
 }
 
+/** A proposal: it must carry its effect, and the effect's id must be the hash of what it journaled. */
+function proposed(r: JournalRecord, track: EffectTrack, problem: (r: JournalRecord, m: string) => void): void {
+  const e = (r.data.effect ?? undefined) as Effect | undefined
+  if (!e || typeof e !== 'object' || e.id !== r.effectId) {
+    problem(r, `${where(r)} proposes effect ${r.effectId} but carries ${e && typeof e === 'object' ? `effect ${e.id}` : 'no effect'}`)
+    return
+  }
+  let recomputed: string
+  try {
+    recomputed = effectId(e)
+  } catch (err) {
+    problem(r, `${where(r)} proposes effect ${r.effectId} with an effect that is not well formed: ${(err as Error).message}`)
+    return
+  }
+  // The id is what releases, receipts and idempotency keys are bound to; args rewritten under it (chain recomputed) show here.
+  if (recomputed !== r.effectId) {
+    problem(r, `${where(r)} proposes effect ${r.effectId}, but its thread, target, action, args and key hash to ${recomputed}: the effect was rewritten after it was proposed`)
+    return
+  }
+  if (e.thread !== r.journal) problem(r, `${where(r)} proposes an effect of thread ${JSON.stringify(e.thread)} in journal ${JSON.stringify(r.journal)}: every effect is journaled in its thread's journal`)
+  track.effect = e
+  track.digest = effectDigest(e)
+  if (r.data.tier === 1 || r.data.tier === 2 || r.data.tier === 3) track.tier = r.data.tier
+}
+
+/** PROPOSED → AUTHORIZED is the policy letting the effect through: a rule in force that holds it says it should have been HELD. */
+function authorizedUnheld(r: JournalRecord, track: EffectTrack, policy: Keys['policy'], problem: (r: JournalRecord, m: string) => void): void {
+  if (!policy || !track.effect || track.tier === undefined) return
+  const hold = policy.evaluate(track.effect, track.tier)
+  if (hold) {
+    problem(r, `${where(r)} authorizes effect ${r.effectId} without operators, but rule "${hold.rule}" of the policy in force holds it${hold.reason ? ` (${hold.reason})` : ''}: it should have been HELD for a release`)
+  }
+}
+
 interface Keys {
   operatorKeys: ReadonlyMap<string, string>
   relayKeys: readonly TrustedKey[]
-  policy?: RuleSource
+  policy?: VerifyOptions['policy']
+  /** Relay signatures are checked natively: one per committed effect, a million in a large journal. */
+  verify: ReturnType<typeof nativeVerifier>
 }
 
+/** Checks the signed statements a record carries; returns the kinds of operator statements that verified. */
 function checkStatements(
   r: JournalRecord,
   from: State | null,
@@ -149,8 +258,9 @@ function checkStatements(
   keys: Keys,
   report: VerifyReport,
   problem: (r: JournalRecord, m: string) => void,
-): void {
+): Set<StatementKind> {
   const signed = statementsIn(r.data)
+  const validKinds = new Set<StatementKind>()
   const validReleases: Signed<ReleaseStatement>[] = []
   for (const s of signed) {
     const st = s.statement
@@ -164,8 +274,11 @@ function checkStatements(
       const named = (s as Signed & { publicKey?: unknown }).publicKey
       const candidates = keys.relayKeys.filter((k) => k.name === st.relay || k.publicKey === named)
       const digestOk = st.receiptDigest === sha256Hex(canonicalJson((r.data.receipt ?? {}) as JsonObject))
-      if (candidates.some((k) => verifySigned(s, k.publicKey)) && st.effectId === r.effectId && digestOk) report.receipts.valid++
-      else {
+      const message = statementBytes(st)
+      if (candidates.some((k) => keys.verify(k.publicKey, message, s.signature)) && st.effectId === r.effectId && digestOk) {
+        report.receipts.valid++
+        track.receipt = true
+      } else {
         report.receipts.invalid++
         problem(r, candidates.length === 0
           ? `${where(r)}: the receipt is signed by relay ${st.relay}${typeof named === 'string' ? ` with key ${named}` : ''}, which is not a trusted relay key`
@@ -184,6 +297,7 @@ function checkStatements(
       problem(r, `${where(r)} ${why}`)
     } else {
       report.signatures.valid++
+      validKinds.add(st.kind)
       if (st.kind === 'release') validReleases.push(s as Signed<ReleaseStatement>)
     }
   }
@@ -209,6 +323,7 @@ function checkStatements(
   if (from === 'AMBIGUOUS' && !signed.some((s) => s.statement.kind === 'resolution')) {
     problem(r, `${where(r)} resolves an AMBIGUOUS effect without an operator's signed resolution`)
   }
+  return validKinds
 }
 
 function where(r: Pick<JournalRecord, 'journal' | 'seq' | 'state'>): string {

@@ -26,6 +26,7 @@
  * effects wait for an operator (10), clean (0); already running (0).
  */
 import type { OperatorConfig, StoreConfig } from '../config/types.js'
+import type { KeyPair } from '../crypto/keys.js'
 import type { EffectSnapshot } from '../effect.js'
 import { ExitCode } from '../errors.js'
 import { Gate } from '../gate.js'
@@ -52,6 +53,8 @@ export interface ReconcileOptions {
   operators?: readonly OperatorConfig[]
   retry?: Partial<RetryOptions>
   sleep?: (ms: number) => Promise<void>
+  /** Signs every record it journals (the relay's key, trusted under the relay's id): Gate's `signing`. */
+  signing?: { key: KeyPair; id?: string }
   /** Grace period: only effects whose last record is at least this old. */
   olderThanMs: number
   /** Effects worked on at once per target. */
@@ -110,6 +113,7 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
     retry: opts.retry,
     sleep: opts.sleep,
     now: opts.now,
+    signing: opts.signing,
     // Sends only while its lease is live (leases.ts); a dry run applies nothing.
     stillHeld: (id) => !claims || claims.live(id),
   })

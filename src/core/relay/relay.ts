@@ -2,9 +2,10 @@
  * The relay: drains the outbox. Claims ready effects with leases, carries
  * each one through the gate's own lifecycle steps (advance/dispatch: premises
  * re-checked, DISPATCHED made durable before apply, outcome recorded) with at
- * most `concurrency` effects per target at once, signs COMMITTED receipts,
- * renews its leases and heartbeats, and on stop() drains: claims nothing
- * more, finishes what it started, gives back what it had not started.
+ * most `concurrency` effects per target at once, signs every record it
+ * writes (and COMMITTED receipts), renews its leases and heartbeats, and on
+ * stop() drains: claims nothing more, finishes what it started, gives back
+ * what it had not started.
  *
  * An effect the service asked to wait for longer than the gate waits in place
  * (an outcome with `notBefore`, e.g. returned to AUTHORIZED: returned.ts) frees
@@ -33,6 +34,7 @@ import { DEFAULT_RETRY } from '../gate.js'
 import type { SubmitOutcome } from '../outcome.js'
 import type { RuleSource } from '../outbox/release-check.js'
 import type { Policy } from '../policy.js'
+import { signingStore } from '../stores/signing-store.js'
 import type { ClaimedEffect, Store, StoreEvent } from '../stores/store.js'
 import { assertTarget, type EffectTarget } from '../targets/target.js'
 import { requirePolicy } from '../policy/required.js'
@@ -42,7 +44,7 @@ import { startHealthServer, type HealthServer } from './health-server.js'
 import { LeaseBook } from './lease-book.js'
 import { leasedStore } from './leased-store.js'
 import { RelayMetrics } from './metrics.js'
-import { receiptSigner } from './receipt-signer.js'
+import { relaySigner } from './relay-signer.js'
 import { checkBeforeSend, type RefusalKind, type SendAuthority, type SendCheck } from './send-check.js'
 
 export interface RelayOptions {
@@ -50,7 +52,7 @@ export interface RelayOptions {
   targets: Iterable<EffectTarget>
   /** Names this relay in leases, heartbeats and receipts. */
   relayId: string
-  /** Signs COMMITTED receipts. */
+  /** Signs every record the relay journals, and COMMITTED receipts. */
   key: KeyPair
   /**
    * The operators' policy ([[policy.rules]] of the relay's interlock.toml, as
@@ -159,10 +161,9 @@ export class Relay {
     this.log = log ? (line) => log(secrets.text(line)) : () => {}
     this.startedAt = this.now().toISOString()
     this.book = new LeaseBook(this.leaseMs, this.monotonic)
-    const signer = receiptSigner(opts.relayId, opts.key)
     this.ctx = {
-      // Scrubbed before the signer: a receipt is signed as it is journaled.
-      store: redactingStore(leasedStore(this.store, opts.relayId, this.book, signer, this.now), secrets),
+      // Scrubbed, then signed: what the relay signs is what is journaled.
+      store: redactingStore(signingStore(leasedStore(this.store, opts.relayId, this.book), relaySigner(opts.relayId, opts.key, this.now)), secrets),
       targets: this.targets,
       policy: opts.policy,
       retry: { ...DEFAULT_RETRY, ...opts.retry },

@@ -8,7 +8,7 @@
 import { IllegalTransitionError } from '../errors.js'
 import { canTransition, isState } from '../lifecycle.js'
 import { ChainVerifier } from './record-hash.js'
-import { integrity } from './scan-fold.js'
+import { integrity } from './record-data.js'
 import { GENESIS_HASH, type JournalRecord } from './store.js'
 
 export interface HistoryRow {

@@ -13,9 +13,9 @@
  * and only the data of effects still in flight is ever parsed.
  */
 import type { EffectSnapshot, Tier } from '../effect.js'
-import { IntegrityError } from '../errors.js'
 import { STATES, TRANSITIONS, isTerminal, type State } from '../lifecycle.js'
 import type { ChainHead } from './append-plan.js'
+import { integrity, parseRecordData } from './record-data.js'
 import { ChainVerifier } from './record-hash.js'
 import { GENESIS_HASH, type JournalRecord } from './store.js'
 
@@ -29,6 +29,7 @@ export interface ProjectedEffect {
 
 interface Kept {
   journal: string
+  proposedSeq: number
   proposedText?: string
   createdAt?: string
   lastText: string
@@ -100,7 +101,7 @@ export class InFlightFold {
         k.lastText = dataText
         k.updatedAt = at
       } else {
-        this.kept.set(effectId, { journal, proposedText: dataText, createdAt: at, lastText: dataText, updatedAt: at })
+        this.kept.set(effectId, { journal, proposedSeq: seq, proposedText: dataText, createdAt: at, lastText: dataText, updatedAt: at })
       }
     }
   }
@@ -134,24 +135,17 @@ export class InFlightFold {
     const out: EffectSnapshot[] = []
     for (const [id, k] of this.kept) {
       const l = this.last.get(id)!
-      const proposed = JSON.parse(k.proposedText!) as { effect: EffectSnapshot['effect']; tier: Tier }
+      const proposed = parseRecordData(k.journal, k.proposedSeq, k.proposedText!) as unknown as { effect: EffectSnapshot['effect']; tier: Tier }
       out.push({
         effect: proposed.effect,
         tier: proposed.tier,
         state: l.state,
         seq: l.seq,
-        detail: JSON.parse(k.lastText) as EffectSnapshot['detail'],
+        detail: parseRecordData(k.journal, l.seq, k.lastText),
         createdAt: k.createdAt!,
         updatedAt: k.updatedAt,
       })
     }
     return out
   }
-}
-
-export function integrity(journal: string, seq: number, what: string): IntegrityError {
-  return new IntegrityError(`journal ${JSON.stringify(journal)} record ${seq} ${what}`, {
-    hint: 'Run `interlock outbox verify` to see every problem; restore the journal from a backup before resuming.',
-    context: { journal, seq },
-  })
 }

@@ -42,6 +42,11 @@ export interface AppendRequest {
   effect?: Effect
   tier?: Tier
   /**
+   * The seq of the effect's last record as the writer read it: what a record
+   * signature binds (stores/signing-store.ts). Stores do not read it.
+   */
+  after?: number
+  /**
    * A relay's fencing: the write happens only if the effect's lease is still
    * exactly this one (same relay, same token), checked inside the append's
    * transaction. A relay that lost its lease gets `{ ok: false }`.

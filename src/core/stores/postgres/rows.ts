@@ -1,6 +1,7 @@
 /** PostgreSQL rows → the port's types. int8 arrives as a string (pg's default), json already parsed. */
 import type { EffectSnapshot, Tier } from '../../effect.js'
 import type { State } from '../../lifecycle.js'
+import { parseRecordData } from '../record-data.js'
 import type { JournalRecord } from '../store.js'
 
 export interface EffectRow {
@@ -40,7 +41,7 @@ export function toRecord(r: RecordRow): JournalRecord {
     effectId: r[2],
     state: r[3] as State,
     at: r[4],
-    data: JSON.parse(r[5]) as JournalRecord['data'],
+    data: parseRecordData(r[0], Number(r[1]), r[5]),
     prevHash: r[6],
     hash: r[7],
   }

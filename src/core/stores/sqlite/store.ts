@@ -15,6 +15,7 @@ import { StoreError } from '../../errors.js'
 import { STATES, type State } from '../../lifecycle.js'
 import { validateAppendRequests, type ChainHead } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
+import { parseEffectColumn, parseRecordData } from '../record-data.js'
 import { BEFORE_ANY_SEQ, InFlightFold, type ProjectedEffect } from '../scan-fold.js'
 import {
   GENESIS_HASH,
@@ -248,11 +249,11 @@ export class SqliteStore implements Store {
 
 function toSnapshot(row: EffectRow): EffectSnapshot {
   return {
-    effect: JSON.parse(row.effect) as EffectSnapshot['effect'],
+    effect: parseEffectColumn(row.id, 'effect', row.effect) as unknown as EffectSnapshot['effect'],
     tier: row.tier as Tier,
     state: row.state as State,
     seq: row.last_seq,
-    detail: JSON.parse(row.detail) as EffectSnapshot['detail'],
+    detail: parseEffectColumn(row.id, 'detail', row.detail),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
@@ -265,7 +266,7 @@ function toRecord(r: RecordRow): JournalRecord {
     effectId: r[2],
     state: r[3] as State,
     at: r[4],
-    data: JSON.parse(r[5]) as JournalRecord['data'],
+    data: parseRecordData(r[0], r[1], r[5]),
     prevHash: r[6],
     hash: r[7],
   }

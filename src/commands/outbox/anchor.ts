@@ -1,0 +1,67 @@
+import { Flags } from '@oclif/core'
+import { BaseCommand } from '../../cli/base-command.js'
+import { passphraseFrom } from '../../cli/operator-key.js'
+import { systemClock } from '../../core/clock.js'
+import { loadPrivateKey } from '../../core/crypto/keys.js'
+import { ConfigError, UsageError } from '../../core/errors.js'
+import { anchorJournals, type AnchorResult } from '../../core/outbox/anchor.js'
+import { assertTrusted } from '../../core/outbox/operator-context.js'
+import { trustedRelayKeys } from '../../core/outbox/relay-keys.js'
+import { RulesPolicy } from '../../core/policy/rules.js'
+import { openStore } from '../../core/stores/open.js'
+
+export default class OutboxAnchor extends BaseCommand<typeof OutboxAnchor> {
+  static override summary = "Sign every journal's head into a file kept outside the store, for `outbox verify --anchor`."
+  static override description = `Verifies every journal as \`outbox verify\` does (hash chains, lifecycle, effect ids, policy, operator signatures, relay receipts and record signatures), then writes each journal's head (journal, last record, its hash), signed with your operator key or a relay key, to a new file. Keep it where the store's writers cannot change it. \`outbox verify --anchor <file>\` then fails a journal that no longer reaches its anchored head, or reaches a different record there: a journal cut back with its head and effects rows rewritten, which no chain or signature inside the store can show. Safe beside running relays: each journal is anchored where the reading found its end. Run it regularly (cron): it sees only what was cut back behind it.
+
+Records a relay writes that carry no signature (journals written before records were signed) refuse the anchor, naming them, unless --cover-unsigned: the anchor then vouches for them, and verify with relay keys accepts them as long as their journal still reaches its anchored head.
+
+The signing key must be trusted by verify: an operator key declared in [[operators]], or a relay key that is the [relay] key's or given with --relay-key.
+
+Exit codes: 0 written; 1 the file exists or cannot be written; 2 bad usage or passphrase; 3 config invalid, or the key is not trusted; 4 store unreachable; 5 the journals do not verify (nothing written).`
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --out anchors/2026-01-31.json --key alice.operator.key',
+    '<%= config.bin %> <%= command.id %> --out anchor.json --key alice.operator.key --cover-unsigned',
+  ]
+  static override flags = {
+    out: Flags.string({ required: true, helpValue: '<file>', description: 'File to write (must not exist).' }),
+    key: Flags.string({ env: 'INTERLOCK_OPERATOR_KEY', helpValue: '<file>', description: 'Operator or relay key file to sign with, or set INTERLOCK_OPERATOR_KEY.' }),
+    'passphrase-env': Flags.string({ helpValue: '<VAR>', description: "Name of the environment variable holding the key file's passphrase, when it is encrypted." }),
+    'relay-key': Flags.string({
+      multiple: true,
+      helpValue: '<name>=<public key>',
+      description: "A relay's public key to trust for its signatures (repeatable), besides the [relay] key file's.",
+    }),
+    'cover-unsigned': Flags.boolean({ description: 'Anchor even though some records a relay writes carry no signature: the anchor vouches for them.' }),
+  }
+
+  async run(): Promise<AnchorResult> {
+    const config = await this.interlockConfig()
+    if (!this.flags.key) {
+      throw new UsageError('no key to sign the anchor with', { hint: 'Pass --key <file> (your operator key, or the relay key) or set INTERLOCK_OPERATOR_KEY.' })
+    }
+    const key = loadPrivateKey(this.flags.key, { passphrase: passphraseFrom(this.flags['passphrase-env'], process.env) })
+    const relays = trustedRelayKeys(config.relay, this.flags['relay-key'] ?? [])
+    if (key.kind === 'operator') assertTrusted({ operators: config.operators, key })
+    else if (!relays.some((k) => k.publicKey === key.publicKey)) {
+      throw new ConfigError(`relay key ${key.name} is not a trusted relay key here, so verify would not trust an anchor it signs`, [], {
+        hint: `Point [relay] key at it, or pass --relay-key ${key.name}=${key.publicKey}.`,
+      })
+    }
+    const store = await openStore(config.store)
+    try {
+      const { result } = await anchorJournals(store, this.flags.out, key, {
+        operators: config.operators,
+        relays,
+        policy: new RulesPolicy(config.policy.rules),
+        coverUnsigned: this.flags['cover-unsigned'],
+        now: systemClock.now(),
+      })
+      this.log(`Anchored ${result.journals} journals (${result.records} records) in ${result.path}, signed by ${result.role} ${result.signer}.`)
+      if (result.coveredUnsigned > 0) this.log(`It vouches for ${result.coveredUnsigned} records that carry no relay signature.`)
+      return result
+    } finally {
+      await store.close()
+    }
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * `outbox verify`'s check of who wrote each record. Anyone with write access
+ * to the store can append a record the lifecycle allows (DISPATCHED →
+ * FAILED) and recompute the chain; only a signature by a writer the auditor
+ * trusts tells such a record from the real ones.
+ *
+ * A record past PROPOSED is covered by one of:
+ * - its record signature (crypto/record-signature.ts), by a trusted relay key
+ *   (a relay, or a gate or reconcile-effects holding the relay's key), or by a
+ *   trusted operator (an operator's re-send of an effect), bound to the effect,
+ *   the transition, the effect's record it follows and its data;
+ * - an operator's signed act the record carries (a release, denial or
+ *   resolution: checked in verify.ts);
+ * - a signed anchor (anchor-file.ts) whose head for the journal lies at or
+ *   after it, when the journal still reaches that head;
+ * - written before records were signed: an effect none of whose records
+ *   carries a record signature, committed with a relay receipt that verifies
+ *   (the receipt vouches for the path to it, the only one the lifecycle has).
+ * Without a relay key nothing relay-signed can be checked: such records are
+ * counted as unchecked, never as failures. With one, every other record past
+ * PROPOSED is a problem, named by journal and record.
+ *
+ * The anchor also fails a journal that no longer reaches its anchored head,
+ * or reaches another record there.
+ */
+import type { JsonObject } from '../canonical-json.js'
+import { nativeVerifier } from '../crypto/native-ed25519.js'
+import { recordDataDigest, recordSignatureOf, type RecordSignature } from '../crypto/record-signature.js'
+import { statementBytes } from '../crypto/sign.js'
+import type { State } from '../lifecycle.js'
+import type { JournalRecord } from '../stores/store.js'
+import type { TrustedAnchor } from './anchor-file.js'
+import type { TrustedKey } from './verify.js'
+
+/** How the records past PROPOSED that a relay or gate writes were found covered. */
+export interface WriterCounts {
+  /** Record signatures that verified with a trusted key and match their record. */
+  valid: number
+  /** Record signatures that did not (each is a problem). */
+  invalid: number
+  /** Records a relay signs, not checked because no relay key was given. */
+  unchecked: number
+  /** With relay keys: records with no signature and nothing else covering them (problems). */
+  unsigned: number
+  /** Unsigned records of an effect written before records were signed, vouched for by its relay receipt. */
+  byReceipt: number
+  /** Unsigned records at or before their journal's anchored head, which the journal still reaches. */
+  byAnchor: number
+}
+
+/** What the check keeps per effect (part of verify's track). */
+export interface WriterTrack {
+  /** Seqs of the effect's records in its current state (a record signature may follow any of them). */
+  runSeqs: number[]
+  /** Any of its records carries a record signature. */
+  signed: boolean
+  /** A relay receipt on it verified. */
+  receipt: boolean
+  /** Its records nothing has covered yet (judged when every record has been read). */
+  unsigned?: number[]
+  journal: string
+}
+
+export interface WriterKeys {
+  operators: ReadonlyMap<string, string>
+  relays: readonly TrustedKey[]
+}
+
+type Problem = (r: Pick<JournalRecord, 'journal' | 'seq' | 'effectId'>, message: string, kind?: 'unsigned') => void
+
+interface AnchoredJournal {
+  /** Unsigned records waiting for the head to be reached. */
+  pending: number
+  reached: boolean
+  differs: boolean
+}
+
+export class WriterCheck {
+  readonly counts: WriterCounts = { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, byReceipt: 0, byAnchor: 0 }
+  private readonly verify = nativeVerifier()
+  private readonly anchored = new Map<string, AnchoredJournal>()
+
+  constructor(
+    private readonly keys: WriterKeys,
+    private readonly anchor: TrustedAnchor | undefined,
+    private readonly problem: Problem,
+  ) {}
+
+  /**
+   * One record whose chain verified. `operatorAct`: it carries a valid
+   * operator statement that covers its transition.
+   */
+  record(r: JournalRecord, from: State | null, t: WriterTrack, operatorAct: boolean): void {
+    this.atAnchor(r)
+    const sig = recordSignatureOf(r.data)
+    if (sig === 'malformed') {
+      this.counts.invalid++
+      this.problem(r, `${where(r)} carries a record signature that is not a signed record statement`)
+    } else if (sig) {
+      t.signed = true
+      this.signature(r, from, t, sig)
+    } else if (r.state !== 'PROPOSED' && !operatorAct) {
+      if (this.keys.relays.length === 0) this.counts.unchecked++
+      else if (!this.anchorCovers(r)) (t.unsigned ??= []).push(r.seq)
+    }
+    if (from === r.state) t.runSeqs.push(r.seq)
+    else t.runSeqs = [r.seq]
+  }
+
+  /** After the last record: what the anchor and the effects' unsigned records come to. */
+  finish(effects: ReadonlyMap<string, WriterTrack>, tails: ReadonlyMap<string, number>, broken: ReadonlySet<string>): void {
+    if (this.anchor) {
+      for (const [journal, head] of this.anchor.heads) {
+        if (broken.has(journal)) continue
+        const a = this.anchored.get(journal)
+        if (a?.reached) {
+          this.counts.byAnchor += a.pending
+          continue
+        }
+        this.counts.unsigned += a?.pending ?? 0
+        if (a?.differs) continue
+        const tail = tails.get(journal)
+        this.problem(
+          { journal, seq: head.seq, effectId: '?' },
+          `journal ${JSON.stringify(journal)} ${tail === undefined ? 'has no records' : `ends at record ${tail}`}, but the anchor ${this.anchor.path} (signed by ${this.anchor.role} ${this.anchor.signer} at ${this.anchor.at}) saw it reach record ${head.seq}: records were removed from its end`,
+        )
+      }
+    }
+    for (const [id, t] of effects) {
+      if (!t.unsigned || broken.has(t.journal)) continue
+      if (!t.signed && t.receipt) {
+        this.counts.byReceipt += t.unsigned.length
+        continue
+      }
+      this.counts.unsigned += t.unsigned.length
+      const seqs = t.unsigned
+      this.problem(
+        { journal: t.journal, seq: seqs[0]!, effectId: id },
+        `journal ${JSON.stringify(t.journal)} record${seqs.length === 1 ? '' : 's'} ${seqs.join(', ')} of effect ${id} ${seqs.length === 1 ? 'carries' : 'carry'} no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`,
+        'unsigned',
+      )
+    }
+  }
+
+  private signature(r: JournalRecord, from: State | null, t: WriterTrack, sig: RecordSignature): void {
+    const st = sig.statement
+    const follows = from === null ? st.after === 0 : t.runSeqs.includes(st.after)
+    const mismatch =
+      st.effectId !== r.effectId
+        ? `was signed for effect ${st.effectId}`
+        : st.from !== from || st.to !== r.state
+          ? `was signed for ${st.from ?? '(none)'} → ${st.to}, but the record moves the effect ${from ?? '(none)'} → ${r.state}`
+          : !follows
+            ? `was signed to follow record ${st.after}, but the record follows record ${t.runSeqs.at(-1) ?? 0}: it was moved or replayed`
+            : st.dataDigest !== recordDataDigest(r.data as JsonObject)
+              ? 'does not match the record\'s data: the data was altered after it was signed'
+              : undefined
+    if (mismatch) {
+      this.counts.invalid++
+      this.problem(r, `${where(r)}: its record signature by ${st.role} ${st.signer} ${mismatch}`)
+      return
+    }
+    let candidates: string[]
+    if (st.role === 'operator') {
+      candidates = [this.keys.operators.get(st.signer)].filter((k): k is string => k !== undefined)
+    } else {
+      if (this.keys.relays.length === 0) {
+        this.counts.unchecked++
+        return
+      }
+      // As for receipts: a relay keeps its id across key rotations; a given key equal to the one named counts too.
+      candidates = this.keys.relays.filter((k) => k.name === st.signer || k.publicKey === sig.publicKey).map((k) => k.publicKey)
+    }
+    const message = statementBytes(st)
+    if (candidates.some((k) => this.verify(k, message, sig.signature))) {
+      this.counts.valid++
+      return
+    }
+    this.counts.invalid++
+    const why =
+      candidates.length === 0
+        ? st.role === 'operator'
+          ? `is by "${st.signer}", who is not a trusted operator`
+          : `is by relay ${st.signer}${typeof sig.publicKey === 'string' ? ` with key ${sig.publicKey}` : ''}, which is not a trusted relay key`
+        : `does not verify with ${st.role} ${st.signer}'s trusted key (forged or altered)`
+    this.problem(r, `${where(r)}: its record signature ${why}`)
+  }
+
+  private atAnchor(r: JournalRecord): void {
+    const head = this.anchor?.heads.get(r.journal)
+    if (!head || r.seq !== head.seq) return
+    const a = this.anchoredJournal(r.journal)
+    if (r.hash === head.hash) a.reached = true
+    else {
+      a.differs = true
+      this.problem(r, `${where(r)} is not the record the anchor ${this.anchor!.path} (signed by ${this.anchor!.role} ${this.anchor!.signer} at ${this.anchor!.at}) holds at this place: the journal was rewritten at or before it`)
+    }
+  }
+
+  private anchorCovers(r: JournalRecord): boolean {
+    const head = this.anchor?.heads.get(r.journal)
+    if (!head || r.seq > head.seq) return false
+    this.anchoredJournal(r.journal).pending++
+    return true
+  }
+
+  private anchoredJournal(journal: string): AnchoredJournal {
+    let a = this.anchored.get(journal)
+    if (!a) this.anchored.set(journal, (a = { pending: 0, reached: false, differs: false }))
+    return a
+  }
+}
+
+function where(r: Pick<JournalRecord, 'journal' | 'seq' | 'state'>): string {
+  return `journal ${JSON.stringify(r.journal)} record ${r.seq} (${r.state})`
+}
