@@ -14,6 +14,7 @@ export async function verifyExport(path: string, opts: Omit<VerifyOptions, 'proj
   const report = await verifyRecords(reader.records, { ...opts, projection: reader.projection })
   for (const message of reader.problems) report.problems.push({ journal: '?', seq: 0, effectId: '?', message })
   report.ok = report.problems.length === 0
-  report.firstBad = report.problems[0]
+  // A copy, not the same object: --json output would print a second reference as "[circular]".
+  report.firstBad = report.problems[0] && { ...report.problems[0] }
   return report
 }

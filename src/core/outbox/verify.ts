@@ -143,7 +143,7 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
       const c = e.context as { journal?: unknown; seq?: unknown }
       const at = { journal: typeof c.journal === 'string' ? c.journal : '?', seq: typeof c.seq === 'number' ? c.seq : 0, effectId: '?' }
       problem(at, `${e.message}; verification stopped there, and nothing after it was read`)
-      report.stopped = report.problems.at(-1)
+      report.stopped = { ...report.problems.at(-1)! }
       break
     }
     if (next.done) break
@@ -204,7 +204,8 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
   report.journals = journals.size
   report.effects = effects.size
   report.ok = report.problems.length === 0
-  report.firstBad = report.problems[0]
+  // A copy, not the same object: --json output would print a second reference as "[circular]".
+  report.firstBad = report.problems[0] && { ...report.problems[0] }
   return report
 }
 

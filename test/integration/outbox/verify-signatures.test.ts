@@ -1,0 +1,284 @@
+/**
+ * Who wrote each record, and how far each journal reached: every record a
+ * relay or gate writes is signed (crypto/record-signature.ts), and a signed
+ * anchor of the journals' heads (outbox/anchor-file.ts) is kept outside the
+ * store. Forgeries made as anyone with write access to the store could make
+ * them, on a real store of each kind: rows rewritten in the tables, the hash
+ * chain recomputed (record-hash.ts), heads and effects rows brought into
+ * line, so the chain alone sees none of them.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { canonicalJson } from '../../../src/core/canonical-json.js'
+import { systemClock } from '../../../src/core/clock.js'
+import type { OperatorConfig, PolicyRuleConfig } from '../../../src/core/config/types.js'
+import { generateKeyPair } from '../../../src/core/crypto/keys.js'
+import { recordSignatureOf, recordSigner } from '../../../src/core/crypto/record-signature.js'
+import { Gate } from '../../../src/core/gate.js'
+import { anchorJournals } from '../../../src/core/outbox/anchor.js'
+import { readAnchor } from '../../../src/core/outbox/anchor-file.js'
+import { Outbox } from '../../../src/core/outbox/outbox.js'
+import { redispatch } from '../../../src/core/outbox/redispatch.js'
+import { resolveEffect } from '../../../src/core/outbox/resolve.js'
+import { verifyStore } from '../../../src/core/outbox/verify-sources.js'
+import { RulesPolicy } from '../../../src/core/policy/rules.js'
+import { Relay } from '../../../src/core/relay/relay.js'
+import { relaySigner } from '../../../src/core/relay/relay-signer.js'
+import type { Store } from '../../../src/core/stores/store.js'
+import { CountingTarget } from '../../helpers/counting-target.js'
+import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type OutboxHarness } from '../../helpers/outbox-stores.js'
+import { forge, withData } from '../../helpers/tamper.js'
+
+const RULE: PolicyRuleConfig = { name: 'large-refunds', target: 'payments', when: [{ arg: 'amount', above: '500.00', currency: 'USD' }], quorum: 2, releaseTtlMs: 3_600_000 }
+const policy = new RulesPolicy([RULE])
+const relayKey = generateKeyPair('relay', 'relay-1')
+const rogueKey = generateKeyPair('relay', 'relay-1')
+const alice = generateKeyPair('operator', 'alice')
+const operators: OperatorConfig[] = [{ name: 'alice', publicKey: alice.publicKey }]
+const relays = [{ name: 'relay-1', publicKey: relayKey.publicKey }]
+/** What an auditor without the relay's key trusts, and with it. */
+const noKeys = { operators, policy }
+const withKeys = { operators, policy, relays }
+
+afterAll(() => dropOutboxDatabase())
+
+interface World {
+  h: OutboxHarness
+  store: Store
+  gate: Gate
+  payments: CountingTarget
+  mail: CountingTarget
+  close(): Promise<void>
+}
+
+/** A store of the kind, and an inline gate that signs what it journals with the relay's key (or, `signing: false`, as before records were signed). */
+async function world(make: () => Promise<OutboxHarness>, options: { signing?: boolean } = {}): Promise<World> {
+  const h = await make()
+  const store = await h.open()
+  const payments = new CountingTarget('payments', 1)
+  const mail = new CountingTarget('mail', 3)
+  const gate = new Gate({
+    store,
+    targets: [payments, mail],
+    policy,
+    retry: { maxAttempts: 1, backoffMs: 0 },
+    signing: options.signing === false ? undefined : { key: relayKey, id: 'relay-1' },
+  })
+  return { h, store, gate, payments, mail, close: async () => { await gate.close(); await store.close(); await h.dispose() } }
+}
+
+const refund = (amount: string, thread = 'agent-1') => ({ thread, target: 'payments', action: 'refund', args: { amount, currency: 'USD', to: 'acct_1' }, premises: { charge: 'ch_1' } })
+
+const messages = (r: { problems: { message: string }[] }) => r.problems.map((p) => p.message)
+
+describe.each([
+  ['SQLite', sqliteOutbox],
+  ['PostgreSQL', postgresOutbox],
+] as const)('verify against forgeries on %s', (_name, make) => {
+  it('a journal a signing gate wrote verifies with the relay key: every record it wrote is signed, its proposals too', async () => {
+    const w = await world(make)
+    try {
+      await w.gate.submit(refund('12.00'))
+      await w.gate.submit(refund('900.00'))
+      const rows = await w.h.rows()
+      const report = await verifyStore(w.store, withKeys)
+      expect(report.problems).toEqual([])
+      expect(report.writers).toMatchObject({ valid: rows.length, invalid: 0, unsigned: 0, unchecked: 0 })
+      // Without the key nothing relay-signed can be judged: counted, not failed.
+      expect(await verifyStore(w.store, noKeys)).toMatchObject({ ok: true, writers: { valid: 0, unchecked: rows.length } })
+    } finally {
+      await w.close()
+    }
+  })
+
+  it('a forged DISPATCHED → FAILED, chain recomputed and rows matched: no relay signature, found with the relay key', async () => {
+    const w = await world(make)
+    try {
+      const small = await w.gate.submit(refund('12.00'))
+      expect(small.status).toBe('committed')
+      const rows = await forge(w.h, (rows) =>
+        rows.map((r) => (r.effect_id === small.effectId && r.state === 'COMMITTED' ? { ...r, state: 'FAILED', data: canonicalJson({ reason: 'card declined' }) } : r)),
+      )
+      const failed = rows.find((r) => r.state === 'FAILED')!
+      const report = await verifyStore(w.store, withKeys)
+      expect(report.ok).toBe(false)
+      expect(report.writers.unsigned).toBe(1)
+      expect(messages(report)).toEqual([
+        `journal "agent-1" record ${failed.seq} of effect ${small.effectId} carries no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`,
+      ])
+      // Without a relay key it cannot be told: verify passes and says what it did not check.
+      expect(await verifyStore(w.store, noKeys)).toMatchObject({ ok: true, writers: { unchecked: 4 } })
+    } finally {
+      await w.close()
+    }
+  })
+
+  it('a signed record altered after signing, one signed by another key, and one whose signature was moved: each named', async () => {
+    const w = await world(make)
+    try {
+      const a = await w.gate.submit(refund('12.00'))
+      const b = await w.gate.submit(refund('13.00'))
+      await forge(w.h, (rows) =>
+        rows.map((r) => {
+          // The receipt of a's COMMITTED record changed under its signature.
+          if (r.effect_id === a.effectId && r.state === 'COMMITTED') return withData(r, (d) => ({ ...d, via: 'query' }))
+          return r
+        }),
+      )
+      const altered = await verifyStore(w.store, withKeys)
+      expect(messages(altered)).toEqual([expect.stringMatching(/record 4 \(COMMITTED\): its record signature by relay relay-1 does not match the record's data: the data was altered after it was signed/)])
+
+      // b's DISPATCHED record re-signed by a key nobody trusts (under the trusted relay's name).
+      const forgedSig = recordSigner({ key: rogueKey, id: 'relay-1', role: 'relay' })
+      await forge(w.h, (rows) =>
+        rows.map((r) => {
+          if (r.effect_id !== b.effectId || r.state !== 'DISPATCHED') return r
+          const data = JSON.parse(r.data)
+          const st = data.recordSignature.statement
+          delete data.recordSignature
+          return { ...r, data: canonicalJson(forgedSig.sign(st.effectId, st.from, st.to, st.after, data)) }
+        }),
+      )
+      const rogueReport = await verifyStore(w.store, withKeys)
+      expect(messages(rogueReport)).toContainEqual(expect.stringMatching(/record 7 \(DISPATCHED\): its record signature does not verify with relay relay-1's trusted key \(forged or altered\)/))
+
+      // b's COMMITTED signature copied onto a's COMMITTED record: signed for another effect.
+      await forge(w.h, (rows) => {
+        const bSig = JSON.parse(rows.find((r) => r.effect_id === b.effectId && r.state === 'COMMITTED')!.data).recordSignature
+        return rows.map((r) => (r.effect_id === a.effectId && r.state === 'COMMITTED' ? withData(r, (d) => ({ ...d, via: 'apply', recordSignature: bSig })) : r))
+      })
+      expect(messages(await verifyStore(w.store, withKeys))).toContainEqual(expect.stringMatching(new RegExp(`record 4 \\(COMMITTED\\): its record signature by relay relay-1 was signed for effect ${b.effectId}`)))
+    } finally {
+      await w.close()
+    }
+  })
+
+  it('written before records were signed: a committed effect is vouched for by its receipt; an unsigned failure is not', async () => {
+    const w = await world(make, { signing: false })
+    try {
+      // As an old relay wrote it: nothing signed but the COMMITTED receipt.
+      const receipt = relaySigner('relay-1', relayKey, () => new Date())
+      const small = await w.gate.submit(refund('12.00'))
+      await forge(w.h, (rows) =>
+        rows.map((r) => {
+          if (r.effect_id !== small.effectId || r.state !== 'COMMITTED') return r
+          const signed = receipt.sign(small.effectId, 'DISPATCHED', 'COMMITTED', 3, JSON.parse(r.data))
+          delete signed.recordSignature
+          return { ...r, data: canonicalJson(signed) }
+        }),
+      )
+      const report = await verifyStore(w.store, withKeys)
+      expect(report).toMatchObject({ ok: true, receipts: { valid: 1 }, writers: { byReceipt: 3, unsigned: 0 } })
+      w.mail.faults.push({ kind: 'refused' })
+      const mail = await w.gate.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'a@example.com' } })
+      expect(mail.status).toBe('failed')
+      expect(messages(await verifyStore(w.store, withKeys))).toEqual([
+        `journal "mailer" records 2, 3, 4 of effect ${mail.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`,
+      ])
+    } finally {
+      await w.close()
+    }
+  })
+
+  it('a relay signs every record it writes; an operator re-sending an effect signs what that journals', async () => {
+    const w = await world(make)
+    try {
+      const outbox = new Outbox({ store: w.store, targets: [w.payments, w.mail], policy })
+      const handles = await Promise.all([outbox.submit(refund('20.00', 'relayed')), outbox.submit({ thread: 'relayed', target: 'mail', action: 'send', args: { to: 'b@example.com' } })])
+      w.mail.faults.push({ kind: 'unknown' })
+      const relay = new Relay({ store: w.store, targets: [w.payments, w.mail], relayId: 'relay-1', key: relayKey, pollMs: 10, retry: { maxAttempts: 1, backoffMs: 0 } })
+      await relay.start()
+      const outcomes = await Promise.all(handles.map((h) => h.result()))
+      await relay.stop()
+      await outbox.close()
+      expect(outcomes.map((o) => o.status)).toEqual(['committed', 'ambiguous'])
+      const relayed = (await w.h.rows()).filter((r) => r.journal === 'relayed' && ['DISPATCHED', 'COMMITTED', 'AMBIGUOUS'].includes(r.state))
+      expect(relayed).toHaveLength(4)
+      for (const r of relayed) expect(recordSignatureOf(JSON.parse(r.data)), `${r.seq} ${r.state}`).toMatchObject({ statement: { kind: 'record', signer: 'relay-1', role: 'relay', to: r.state } })
+
+      // The operator resolves the AMBIGUOUS send with a re-send, from their own process, with their key.
+      const ctx = { store: w.store, operators, policy, key: alice, clock: systemClock }
+      const resolved = await resolveEffect(ctx, handles[1]!.effectId, 'redispatch')
+      expect((await redispatch(w.store, new Map([['mail', w.mail]]), resolved.snapshot, undefined, alice)).status).toBe('committed')
+      const last = (await w.h.rows()).filter((r) => r.effect_id === handles[1]!.effectId).at(-1)!
+      expect(last.state).toBe('COMMITTED')
+      expect(recordSignatureOf(JSON.parse(last.data))).toMatchObject({ statement: { signer: 'alice', role: 'operator', from: 'DISPATCHED', to: 'COMMITTED' } })
+
+      const report = await verifyStore(w.store, withKeys)
+      // Every record the relay and the operator wrote verifies; the agent's own AUTHORIZED records carry no relay signature.
+      const agentWrote = new Set((await w.h.rows()).filter((r) => r.journal === 'relayed' && r.state === 'AUTHORIZED').map((r) => r.seq))
+      expect(report.writers.invalid).toBe(0)
+      expect(report.problems.filter((p) => !(p.journal === 'relayed' && agentWrote.has(p.seq)))).toEqual([])
+      expect(report.writers.valid).toBe(5)
+    } finally {
+      await w.close()
+    }
+  })
+
+  describe('the anchor', () => {
+    it('a journal cut back, its head and effects row rewritten: passes without the anchor, fails against it', async () => {
+      const w = await world(make)
+      try {
+        await w.gate.submit(refund('12.00'))
+        const small = await w.gate.submit(refund('13.00'))
+        const file = join(mkdtempSync(join(tmpdir(), 'interlock-anchor-')), 'anchor.json')
+        const { result } = await anchorJournals(w.store, file, alice, { ...withKeys, now: new Date() })
+        expect(result).toMatchObject({ journals: 1, records: 8, coveredUnsigned: 0, signer: 'alice', role: 'operator' })
+        const anchor = readAnchor(file, { operators: new Map([['alice', alice.publicKey]]), relays })
+        expect((await verifyStore(w.store, { ...withKeys, anchor })).ok).toBe(true)
+
+        // COMMITTED removed from the end: the refund looks DISPATCHED, ready to be sent again.
+        await forge(w.h, (rows) => rows.filter((r) => !(r.effect_id === small.effectId && r.state === 'COMMITTED')))
+        expect((await w.store.get(small.effectId))?.state).toBe('DISPATCHED')
+        expect(await verifyStore(w.store, withKeys)).toMatchObject({ ok: true, problems: [] })
+        const report = await verifyStore(w.store, { ...withKeys, anchor })
+        expect(messages(report)).toEqual([
+          `journal "agent-1" ends at record 7, but the anchor ${file} (signed by operator alice at ${anchor.at}) saw it reach record 8: records were removed from its end`,
+        ])
+      } finally {
+        await w.close()
+      }
+    })
+
+    it('the anchored record replaced by another, and an anchor altered or signed by someone untrusted, are refused', async () => {
+      const w = await world(make)
+      try {
+        const a = await w.gate.submit(refund('12.00'))
+        const file = join(mkdtempSync(join(tmpdir(), 'interlock-anchor-')), 'anchor.json')
+        await anchorJournals(w.store, file, alice, { ...withKeys, now: new Date() })
+        const trust = { operators: new Map([['alice', alice.publicKey]]), relays }
+        await forge(w.h, (rows) => rows.map((r) => (r.effect_id === a.effectId && r.state === 'COMMITTED' ? { ...r, at: '2020-01-01T00:00:00.000Z' } : r)))
+        expect(messages(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(file, trust) }))).toContainEqual(
+          expect.stringMatching(/^journal "agent-1" record 4 \(COMMITTED\) is not the record the anchor .* holds at this place: the journal was rewritten at or before it$/),
+        )
+        const text = JSON.parse(readFileSync(file, 'utf8'))
+        text.heads[0].seq = 2
+        writeFileSync(file, JSON.stringify(text))
+        expect(() => readAnchor(file, trust)).toThrow(`anchor file ${file} lists other heads than its signature covers (altered)`)
+        expect(() => readAnchor(file, { operators: new Map(), relays })).toThrow(`anchor file ${file} is signed by operator "alice", who is not a trusted operator in interlock.toml`)
+      } finally {
+        await w.close()
+      }
+    })
+
+    it('covers records written before records were signed, only when told to, and only while the journal reaches its head', async () => {
+      const w = await world(make, { signing: false })
+      try {
+        w.mail.faults.push({ kind: 'refused' })
+        await w.gate.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'a@example.com' } })
+        const unsigned = await verifyStore(w.store, withKeys)
+        expect(unsigned.writers.unsigned).toBe(3)
+        const file = join(mkdtempSync(join(tmpdir(), 'interlock-anchor-')), 'anchor.json')
+        await expect(anchorJournals(w.store, file, alice, { ...withKeys, now: new Date() })).rejects.toThrow(/^not anchored: the journals do not verify \(1 problem\)/)
+        const { result } = await anchorJournals(w.store, file, alice, { ...withKeys, coverUnsigned: true, now: new Date() })
+        expect(result.coveredUnsigned).toBe(3)
+        const anchor = readAnchor(file, { operators: new Map([['alice', alice.publicKey]]), relays })
+        expect(await verifyStore(w.store, { ...withKeys, anchor })).toMatchObject({ ok: true, writers: { byAnchor: 3, unsigned: 0 } })
+      } finally {
+        await w.close()
+      }
+    })
+  })
+})
