@@ -3,10 +3,12 @@
  * real SQLite journal and a real HTTP service, judged by exit code, output
  * and the service's own count of applications.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
+import { recordSignatureOf } from '../../src/core/crypto/record-signature.js'
 import { toEffect, type EffectInput, type Tier } from '../../src/core/effect.js'
 import { proposal } from '../../src/core/gate-context.js'
 import { tryReconcileLock } from '../../src/core/reconcile/lock.js'
@@ -136,6 +138,23 @@ describe('interlock reconcile-effects', () => {
     expect(run.code, run.stderr).toBe(1)
     expect(JSON.parse(run.stdout)).toMatchObject({ status: 'unfinished', unfinished: 1 })
     await withStore(journal, async (s) => expect((await s.get(id))!.state).toBe('DISPATCHED'))
+  })
+
+  it('with a [relay] key, signs what it journals as a relay does, and verify checks it with that key', async () => {
+    const { dir, journal } = setUp()
+    const key = generateKeyPair('relay', 'relay-1')
+    writeKeyFile(join(dir, 'relay-1.relay.key'), key)
+    appendFileSync(join(dir, 'interlock.toml'), '\n[relay]\nid = "relay-1"\nkey = "relay-1.relay.key"\n')
+    const id = await withStore(journal, (s) => leaveDispatched(s, 't1', 9))
+    await settle()
+    const run = await interlock(['reconcile-effects', '--older-than', '1ms', '--json'], { cwd: dir })
+    expect(run.code, run.stderr).toBe(0)
+    const history = await withStore(journal, (s) => s.history(id))
+    expect(history.map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
+    expect(recordSignatureOf(history[3]!.data)).toMatchObject({ statement: { kind: 'record', signer: 'relay-1', role: 'relay', from: 'DISPATCHED', to: 'COMMITTED', after: 3 } })
+    // The records written by hand above carry no signature; the one reconcile wrote verifies.
+    const verify = await interlock(['outbox', 'verify', '--json'], { cwd: dir })
+    expect(JSON.parse(verify.stdout).error.context.report.writers).toMatchObject({ valid: 1, invalid: 0, unsigned: 2 })
   })
 
   it('exits 0 saying so when another run holds the lock, and touches nothing', async () => {

@@ -8,13 +8,13 @@ export const relay = {
       type: 'string',
       pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$',
       patternErrorMessage: 'must be 1-100 letters, digits or ._:@- starting with a letter or digit',
-      description: 'Names this relay in leases, heartbeats and signed receipts; unique per running relay. Default "<host>-<pid>".',
+      description: 'Names this relay in leases, heartbeats, signed records and receipts (verify trusts the [relay] key under it); unique per running relay. Default "<host>-<pid>".',
     },
     key: {
       type: 'string',
       minLength: 1,
       description:
-        'The relay\'s private key file (from `interlock relay keygen`), which signs COMMITTED receipts; mode 0600. Relative to this file\'s folder.',
+        'The relay\'s private key file (from `interlock relay keygen`), which signs every journal record the relay (and reconcile-effects) writes and every COMMITTED receipt; mode 0600. Its public half is what `outbox verify` checks them against. Relative to this file\'s folder.',
     },
     concurrency: {
       type: 'integer',

@@ -175,7 +175,7 @@ export interface ReconcileConfig {
 export interface RelayConfig {
   /** Names the relay in leases, heartbeats and receipts (default "<host>-<pid>", chosen at start). */
   id?: string
-  /** Private key file signing receipts, resolved against the config file's folder. */
+  /** Private key file signing the records the relay writes and its receipts, resolved against the config file's folder. */
   key?: string
   /** Most effects in flight per target (default 32). */
   concurrency: number
