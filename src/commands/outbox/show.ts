@@ -29,7 +29,7 @@ Exit codes: 0 shown; 5 its records fail their hash check; 7 no such effect.`
 
 // Signatures are long and shown above; the table keeps the rest readable.
 function summary(data: Record<string, unknown>): string {
-  const shown = Object.fromEntries(Object.entries(data).filter(([k]) => !['effect', 'release', 'releases', 'denial', 'resolution'].includes(k)))
+  const shown = Object.fromEntries(Object.entries(data).filter(([k]) => !['effect', 'release', 'releases', 'denial', 'resolution', 'recordSignature'].includes(k)))
   const text = JSON.stringify(shown)
   return text.length > 120 ? `${text.slice(0, 117)}...` : text
 }
