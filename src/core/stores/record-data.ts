@@ -28,7 +28,7 @@ export function parseEffectColumn(effectId: string, column: string, text: string
   } catch {
     // Reported below, with the row named.
   }
-  throw new IntegrityError(`the effects row of effect ${effectId} has a ${column} that is not a JSON object; the row was altered or damaged`, {
+  throw new IntegrityError(`the effects row of effect ${effectId}: its ${column} column is not a JSON object; the row was altered or damaged`, {
     hint: 'Run `interlock outbox verify` to see every problem; restore the journal from a backup before resuming.',
     context: { effectId, column },
   })

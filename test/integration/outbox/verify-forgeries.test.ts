@@ -149,3 +149,18 @@ describe.each([
   })
 
 })
+
+describe('an effects row that no longer parses (SQLite keeps the row\'s JSON as text)', () => {
+  it('a lookup fails as an integrity error naming the effect and the column', async () => {
+    const w = await world(sqliteOutbox)
+    try {
+      const small = await w.gate.submit(refund('12.00'))
+      await w.h.sql("UPDATE effects SET effect = '[' || substr(effect, 2) WHERE id = $1", [small.effectId])
+      const get = w.store.get(small.effectId)
+      await expect(get).rejects.toBeInstanceOf(IntegrityError)
+      await expect(get).rejects.toThrow(`the effects row of effect ${small.effectId}: its effect column is not a JSON object; the row was altered or damaged`)
+    } finally {
+      await w.close()
+    }
+  })
+})
