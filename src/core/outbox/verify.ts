@@ -159,7 +159,11 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
       problem(r, isInterlockError(e) ? e.message : `journal ${JSON.stringify(r.journal)} record ${r.seq} ${(e as Error).message}`)
       continue
     }
-    tails.set(r.journal, { journal: r.journal, seq: r.seq, hash: r.hash })
+    const tail = tails.get(r.journal)
+    if (tail) {
+      tail.seq = r.seq
+      tail.hash = r.hash
+    } else tails.set(r.journal, { journal: r.journal, seq: r.seq, hash: r.hash })
     const prev = effects.get(r.effectId)
     const from = prev?.state ?? null
     if (!canTransition(from, r.state)) {
