@@ -93,6 +93,19 @@ describe.each([
     }
   })
 
+  it('an effect returned by its target and sent again: each signature follows the record before it in its own run', async () => {
+    const w = await world(make)
+    try {
+      w.payments.faults.push({ kind: 'not-applied' })
+      const out = await w.gate.submit(refund('14.00'))
+      expect(out.status).toBe('committed')
+      expect((await w.h.rows()).map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
+      expect(await verifyStore(w.store, withKeys)).toMatchObject({ ok: true, writers: { valid: 6, invalid: 0 } })
+    } finally {
+      await w.close()
+    }
+  })
+
   it('a forged DISPATCHED → FAILED, chain recomputed and rows matched: no relay signature, found with the relay key', async () => {
     const w = await world(make)
     try {
