@@ -1,7 +1,6 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
 import { progressBar } from '../cli/progress.js'
-import { loadRelayKey } from '../cli/relay-key.js'
 import { DEFAULTS } from '../core/config/defaults.js'
 import { parseDuration } from '../core/config/policy.js'
 import { UsageError } from '../core/errors.js'
@@ -53,9 +52,8 @@ Exit codes, the first that applies: 5 effects refused because their journal does
     const config = await this.interlockConfig()
     requireFullAccess(config.store, 'reconcile-effects')
     const olderThanMs = this.olderThan(config.reconcile?.olderThanMs ?? DEFAULTS.reconcileOlderThanMs)
-    // What it journals is signed as the relays sign theirs, so `outbox verify` tells it from a forgery.
-    const signing = config.relay?.key ? { key: loadRelayKey(config.relay.key), id: config.relay.id } : undefined
-    // Store, targets (with the config's secrets) and policy from the front door, as every command.
+    // Store, targets (with the config's secrets) and policy from the front door, as every command;
+    // and its [relay] key, so what it journals is signed as the relays sign theirs.
     const interlock = await this.openInterlock()
     const bar = this.jsonEnabled() ? undefined : progressBar(process.stderr, 'reconciling')
     let result: ReconcileResult
@@ -66,7 +64,7 @@ Exit codes, the first that applies: 5 effects refused because their journal does
         targets: interlock.targets.values(),
         policy: interlock.policy,
         operators: interlock.operators,
-        signing,
+        signing: interlock.signing,
         retry: interlock.retry,
         olderThanMs,
         concurrency: this.flags.concurrency ?? config.reconcile?.concurrency ?? DEFAULTS.reconcileConcurrency,

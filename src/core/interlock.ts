@@ -7,7 +7,9 @@
  *   (secrets/redacting-store.ts);
  * - the targets, made with the config's `${VAR}` values as their secrets;
  * - the policy of [[policy.rules]], the [[operators]], the retry settings;
- * - an inline Gate and an Outbox built from those, on first use;
+ * - an inline Gate and an Outbox built from those, on first use; the gate
+ *   signs what it journals with the `[relay] key` when the config has one
+ *   (crypto/record-signature.ts);
  * - close(), which closes what it opened.
  *
  * The commands build their store, targets and policy here too (cli/
@@ -16,6 +18,8 @@
 import type { OperatorConfig } from './config/types.js'
 import { loadConfig, type LoadConfigOptions } from './config/load.js'
 import type { InterlockConfig } from './config/types.js'
+import { loadPrivateKey, type KeyPair } from './crypto/keys.js'
+import { ConfigError } from './errors.js'
 import { DEFAULT_RETRY, Gate, type GateOptions } from './gate.js'
 import type { RetryOptions } from './gate-context.js'
 import { Outbox, type OutboxOptions } from './outbox/outbox.js'
@@ -44,6 +48,8 @@ export interface OpenInterlockOptions {
   targets?: Omit<TargetOptions, 'secrets'>
   /** The inline gate's sleep between retries (tests pass a fast one). */
   sleep?: GateOptions['sleep']
+  /** The key the gate signs with, instead of reading the `[relay] key` file (e.g. one unlocked with a passphrase). */
+  relayKey?: KeyPair
 }
 
 export async function openInterlock(options: OpenInterlockOptions = {}): Promise<Interlock> {
@@ -65,13 +71,14 @@ export class Interlock {
   private made?: Map<string, EffectTarget>
   private inlineGate?: Gate
   private agentOutbox?: Outbox
+  private signingKey?: KeyPair | null
   private closed?: Promise<void>
 
   /** Use openInterlock(). */
   constructor(
     readonly config: InterlockConfig,
     private readonly rawStore: Store,
-    private readonly options: Pick<OpenInterlockOptions, 'targets' | 'sleep'> = {},
+    private readonly options: Pick<OpenInterlockOptions, 'targets' | 'sleep' | 'relayKey'> = {},
   ) {
     this.journalSecrets = new JournalSecrets(config.secrets)
     this.store = redactingStore(rawStore, this.journalSecrets)
@@ -99,6 +106,20 @@ export class Interlock {
     return this.made
   }
 
+  /**
+   * What a gate built here signs with: the `[relay] key` (or the one given),
+   * trusted by `outbox verify` under `[relay] id`; undefined without one.
+   */
+  get signing(): { key: KeyPair; id?: string } | undefined {
+    if (this.signingKey === undefined) {
+      const file = this.config.relay?.key
+      const key = this.options.relayKey ?? (file ? loadPrivateKey(file) : null)
+      if (key && key.kind !== 'relay') throw new ConfigError(`[relay] key ${file} holds an ${key.kind} key, not a relay key`, [], { hint: 'Make a relay key with `interlock relay keygen`.' })
+      this.signingKey = key
+    }
+    return this.signingKey ? { key: this.signingKey, id: this.config.relay?.id } : undefined
+  }
+
   /** The inline gate: submit journals and dispatches in this process, under the config's policy. */
   get gate(): Gate {
     this.inlineGate ??= new Gate({
@@ -108,6 +129,7 @@ export class Interlock {
       retry: this.retry,
       sleep: this.options.sleep,
       secrets: this.config.secrets,
+      signing: this.signing,
     })
     return this.inlineGate
   }

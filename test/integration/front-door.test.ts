@@ -4,18 +4,20 @@
  * and the retry settings from one interlock.toml; and a Gate or a Relay built
  * by hand around that config's targets, without its rules, is refused.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/core/config/load.js'
 import type { InterlockConfig } from '../../src/core/config/types.js'
-import { generateKeyPair } from '../../src/core/crypto/keys.js'
+import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
+import { recordSignatureOf } from '../../src/core/crypto/record-signature.js'
 import { ConfigError } from '../../src/core/errors.js'
 import { Gate } from '../../src/core/gate.js'
 import { openInterlock } from '../../src/core/index.js'
 import { allowAll } from '../../src/core/policy.js'
 import { RulesPolicy } from '../../src/core/policy/rules.js'
+import { verifyStore } from '../../src/core/outbox/verify-sources.js'
 import { Relay, type RelayOptions } from '../../src/core/relay/relay.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
@@ -112,6 +114,27 @@ describe('openInterlock', () => {
     } finally {
       await a.close()
       await b.close()
+    }
+  })
+})
+
+describe('openInterlock with a [relay] key', () => {
+  it('its gate signs every record it journals with that key, and verify checks them under [relay] id', async () => {
+    const { dir, file } = deployment()
+    const relayKey = generateKeyPair('relay', 'relay-key-file-name')
+    writeKeyFile(join(dir, 'relay.key'), relayKey)
+    appendFileSync(file, '\n[relay]\nid = "relay-1"\nkey = "relay.key"\n')
+    const interlock = await openInterlock({ cwd: dir, env: { PAY_TOKEN } })
+    try {
+      const small = await interlock.gate.submit(refund('12.00'))
+      expect(small.status).toBe('committed')
+      const history = await interlock.store.history(small.effectId)
+      for (const r of history) expect(recordSignatureOf(r.data), r.state).toMatchObject({ statement: { signer: 'relay-1', role: 'relay', to: r.state }, publicKey: relayKey.publicKey })
+      const report = await verifyStore(interlock.store, { operators: interlock.operators, policy: interlock.policy, relays: [{ name: 'relay-1', publicKey: relayKey.publicKey }] })
+      expect(report).toMatchObject({ ok: true, writers: { valid: 4, unsigned: 0 } })
+    } finally {
+      await interlock.close()
+      service.reset()
     }
   })
 })
