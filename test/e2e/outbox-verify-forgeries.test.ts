@@ -178,9 +178,11 @@ describe('interlock outbox anchor', () => {
     expect((await interlock(['outbox', 'verify', '--anchor', join(f.cwd, 'missing.json')], { cwd: f.cwd })).code).toBe(7)
   })
 
-  it('refuses to anchor journals that do not verify, and records without a relay signature unless told to cover them', async () => {
+  it('refuses to anchor journals that do not verify, or unsigned records after signed ones unless told to cover them', async () => {
     const f = await folder()
-    await f.submit([refund('12.00')])
+    // Signed by an upgraded gate, then one written by a writer without the key, in the same journal.
+    await f.submit([refund('12.00')], { signing: { key: relayKey, id: 'relay-1' } })
+    await f.submit([refund('13.00')])
     f.config({ relayKey: true })
     const key = ['--key', join(f.cwd, 'alice.operator.key')]
     const refused = await interlock(['outbox', 'anchor', '--out', join(f.cwd, 'a.json'), ...key], { cwd: f.cwd })
@@ -189,10 +191,10 @@ describe('interlock outbox anchor', () => {
     expect(refused.stderr).toContain('--cover-unsigned')
     const covered = await interlock(['outbox', 'anchor', '--out', join(f.cwd, 'a.json'), ...key, '--cover-unsigned'], { cwd: f.cwd })
     expect(covered.code, covered.stderr).toBe(0)
-    expect(covered.stdout).toContain('It vouches for 3 records that carry no relay signature.')
+    expect(covered.stdout).toContain('It vouches for 2 records that carry no relay signature.')
     const verified = await interlock(['outbox', 'verify', '--anchor', join(f.cwd, 'a.json')], { cwd: f.cwd })
     expect(verified.code, verified.stderr).toBe(0)
-    expect(verified.stdout).toContain('3 covered by the anchor')
+    expect(verified.stdout).toContain('2 covered by the anchor')
 
     await forge(f.h, (rows) => rows.map((r) => (r.seq === 1 ? withData(r, (d) => ({ ...d, effect: { ...d.effect, args: { ...d.effect.args, amount: '99999.00' } } })) : r)))
     const tampered = await interlock(['outbox', 'anchor', '--out', join(f.cwd, 'b.json'), ...key, '--cover-unsigned'], { cwd: f.cwd })

@@ -14,7 +14,7 @@ export default class OutboxAnchor extends BaseCommand<typeof OutboxAnchor> {
   static override summary = "Sign every journal's head into a file kept outside the store, for `outbox verify --anchor`."
   static override description = `Verifies every journal as \`outbox verify\` does (hash chains, lifecycle, effect ids, policy, operator signatures, relay receipts and record signatures), then writes each journal's head (journal, last record, its hash), signed with your operator key or a relay key, to a new file. Keep it where the store's writers cannot change it. \`outbox verify --anchor <file>\` then fails a journal that no longer reaches its anchored head, or reaches a different record there: a journal cut back with its head and effects rows rewritten, which no chain or signature inside the store can show. Safe beside running relays: each journal is anchored where the reading found its end. Run it regularly (cron): it sees only what was cut back behind it.
 
-Records a relay writes that carry no signature (journals written before records were signed) refuse the anchor, naming them, unless --cover-unsigned: the anchor then vouches for them, and verify with relay keys accepts them as long as their journal still reaches its anchored head.
+Records written before records were signed (those before their journal's first signed record) are covered by the anchor: verify --anchor with relay keys accepts them as long as their journal still reaches its anchored head, and requires every record after the heads to be signed. A record a relay writes that carries no signature after a signed one (a relay of an earlier version still running, or a forgery) refuses the anchor, naming it, unless --cover-unsigned: the anchor then vouches for it too.
 
 The signing key must be trusted by verify: an operator key declared in [[operators]], or a relay key that is the [relay] key's or given with --relay-key.
 
@@ -32,7 +32,7 @@ Exit codes: 0 written; 1 the file exists or cannot be written; 2 bad usage or pa
       helpValue: '<name>=<public key>',
       description: "A relay's public key to trust for its signatures (repeatable), besides the [relay] key file's.",
     }),
-    'cover-unsigned': Flags.boolean({ description: 'Anchor even though some records a relay writes carry no signature: the anchor vouches for them.' }),
+    'cover-unsigned': Flags.boolean({ description: 'Anchor even though records a relay writes carry no signature after signed ones: the anchor vouches for them.' }),
   }
 
   async run(): Promise<AnchorResult> {

@@ -3,10 +3,12 @@
  * (anchor-file.ts). Safe beside running relays: each journal is anchored
  * where the reading found its end. An anchor vouches for what it covers, so it is only
  * made of journals that verify: a broken chain, a bad signature, an
- * authorization without its quorum all refuse it. Records a relay writes
- * that carry no signature (journals written before records were signed)
- * refuse it too, unless the operator says to cover them (`coverUnsigned`):
- * from then on the anchor is what vouches for them.
+ * authorization without its quorum all refuse it. Records written before
+ * records were signed (before their journal's first signed record) are
+ * covered by it from then on. A record a relay writes that carries no
+ * signature after a signed one refuses it, unless the operator says to
+ * cover it (`coverUnsigned`: a relay of an earlier version was still
+ * writing): from then on the anchor is what vouches for it.
  */
 import type { KeyPair } from '../crypto/keys.js'
 import { IntegrityError } from '../errors.js'
@@ -48,5 +50,5 @@ export async function anchorJournals(
   const file = signAnchor([...heads.values()], store.kind, key, opts.now)
   writeAnchor(path, file)
   const s = file.anchor.statement
-  return { result: { path, journals: file.heads.length, records: report.records, coveredUnsigned: report.writers.unsigned, signer: s.signer, role: s.role, at: s.at }, report }
+  return { result: { path, journals: file.heads.length, records: report.records, coveredUnsigned: report.writers.unsigned + report.writers.legacy, signer: s.signer, role: s.role, at: s.at }, report }
 }

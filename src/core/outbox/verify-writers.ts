@@ -11,17 +11,25 @@
  *   the transition, the effect's record it follows and its data;
  * - an operator's signed act the record carries (a release, denial or
  *   resolution: checked in verify.ts);
+ * - for the policy's decision (PROPOSED → AUTHORIZED or HELD), the policy in
+ *   force, which verify.ts applies again: whoever wrote it, it is what the
+ *   rules give (an outbox agent writes these records until relays decide);
  * - a signed anchor (anchor-file.ts) whose head for the journal lies at or
  *   after it, when the journal still reaches that head;
- * - written before records were signed: an effect none of whose records
- *   carries a record signature, committed with a relay receipt that verifies
- *   (the receipt vouches for the path to it, the only one the lifecycle has).
+ * - without an anchor: written before records were signed, which is what an
+ *   unsigned record that comes before its journal's first signed record is
+ *   taken to be (counted as `legacy`, so journals written by earlier versions
+ *   still verify).
  * Without a relay key nothing relay-signed can be checked: such records are
  * counted as unchecked, never as failures. With one, every other record past
  * PROPOSED is a problem, named by journal and record.
  *
- * The anchor also fails a journal that no longer reaches its anchored head,
- * or reaches another record there.
+ * What the legacy allowance cannot tell: a journal whose signatures were all
+ * stripped (chain recomputed) looks written before records were signed.
+ * Given an anchor, there is no such allowance: what the anchor covers is
+ * vouched for by its signature, and everything after its heads, and every
+ * journal it does not name, must be signed. The anchor also fails a journal
+ * that no longer reaches its anchored head, or reaches another record there.
  */
 import type { JsonObject } from '../canonical-json.js'
 import { nativeVerifier } from '../crypto/native-ed25519.js'
@@ -42,8 +50,8 @@ export interface WriterCounts {
   unchecked: number
   /** With relay keys: records with no signature and nothing else covering them (problems). */
   unsigned: number
-  /** Unsigned records of an effect written before records were signed, vouched for by its relay receipt. */
-  byReceipt: number
+  /** Without an anchor: unsigned records before their journal's first signed record, taken as written before records were signed. */
+  legacy: number
   /** Unsigned records at or before their journal's anchored head, which the journal still reaches. */
   byAnchor: number
 }
@@ -52,11 +60,7 @@ export interface WriterCounts {
 export interface WriterTrack {
   /** Seqs of the effect's records in its current state (a record signature may follow any of them). */
   runSeqs: number[]
-  /** Any of its records carries a record signature. */
-  signed: boolean
-  /** A relay receipt on it verified. */
-  receipt: boolean
-  /** Its records nothing has covered yet (judged when every record has been read). */
+  /** Its records nothing covers (reported when every record has been read, one problem per effect). */
   unsigned?: number[]
   journal: string
 }
@@ -76,9 +80,11 @@ interface AnchoredJournal {
 }
 
 export class WriterCheck {
-  readonly counts: WriterCounts = { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, byReceipt: 0, byAnchor: 0 }
+  readonly counts: WriterCounts = { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, legacy: 0, byAnchor: 0 }
   private readonly verify = nativeVerifier()
   private readonly anchored = new Map<string, AnchoredJournal>()
+  /** Journals in which a record signature has been read: from there on, records are signed. */
+  private readonly signedJournals = new Set<string>()
 
   constructor(
     private readonly keys: WriterKeys,
@@ -87,21 +93,25 @@ export class WriterCheck {
   ) {}
 
   /**
-   * One record whose chain verified. `operatorAct`: it carries a valid
-   * operator statement that covers its transition.
+   * One record whose chain verified. `covered`: it carries a valid operator
+   * statement that covers its transition, or is a policy decision verify
+   * judged again.
    */
-  record(r: JournalRecord, from: State | null, t: WriterTrack, operatorAct: boolean): void {
+  record(r: JournalRecord, from: State | null, t: WriterTrack, covered: boolean): void {
     this.atAnchor(r)
     const sig = recordSignatureOf(r.data)
     if (sig === 'malformed') {
       this.counts.invalid++
       this.problem(r, `${where(r)} carries a record signature that is not a signed record statement`)
     } else if (sig) {
-      t.signed = true
+      this.signedJournals.add(r.journal)
       this.signature(r, from, t, sig)
-    } else if (r.state !== 'PROPOSED' && !operatorAct) {
+    } else if (r.state !== 'PROPOSED' && !covered) {
       if (this.keys.relays.length === 0) this.counts.unchecked++
-      else if (!this.anchorCovers(r)) (t.unsigned ??= []).push(r.seq)
+      else if (this.anchor) {
+        if (!this.anchorCovers(r)) (t.unsigned ??= []).push(r.seq)
+      } else if (!this.signedJournals.has(r.journal)) this.counts.legacy++
+      else (t.unsigned ??= []).push(r.seq)
     }
     if (from === r.state) t.runSeqs.push(r.seq)
     else t.runSeqs = [r.seq]
@@ -128,10 +138,6 @@ export class WriterCheck {
     }
     for (const [id, t] of effects) {
       if (!t.unsigned || broken.has(t.journal)) continue
-      if (!t.signed && t.receipt) {
-        this.counts.byReceipt += t.unsigned.length
-        continue
-      }
       this.counts.unsigned += t.unsigned.length
       const seqs = t.unsigned
       this.problem(

@@ -122,7 +122,7 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
     effects: 0,
     signatures: { valid: 0, invalid: 0 },
     receipts: { valid: 0, invalid: 0, unchecked: 0 },
-    writers: { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, byReceipt: 0, byAnchor: 0 },
+    writers: { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, legacy: 0, byAnchor: 0 },
     problems: [],
   }
   const problem = (r: Pick<JournalRecord, 'journal' | 'seq' | 'effectId'>, message: string, kind?: VerifyProblem['kind']) =>
@@ -169,12 +169,13 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
     if (!canTransition(from, r.state)) {
       problem(r, `${where(r)} moves effect ${r.effectId} from ${from ?? '(none)'} to ${r.state}, which the lifecycle forbids`)
     }
-    const track: EffectTrack = prev ?? { state: r.state, seq: r.seq, journal: r.journal, runSeqs: [], signed: false, receipt: false }
+    const track: EffectTrack = prev ?? { state: r.state, seq: r.seq, journal: r.journal, runSeqs: [] }
     if (r.state === 'PROPOSED') proposed(r, track, problem)
-    if (from === 'PROPOSED' && r.state === 'AUTHORIZED') authorizedUnheld(r, track, keys.policy, problem)
+    // The policy's decision, judged again by the policy in force: it needs no writer's signature to be believed.
+    const decided = from === 'PROPOSED' && (r.state === 'AUTHORIZED' || r.state === 'HELD') && policyDecision(r, track, keys.policy, problem)
     if (r.state === 'HELD' && typeof r.data.rule === 'string') track.rule = r.data.rule
     const acts = checkStatements(r, from, track, keys, report, problem)
-    writers.record(r, from, track, acts.has(OPERATOR_ACTS[`${from}>${r.state}`]!))
+    writers.record(r, from, track, decided || acts.has(OPERATOR_ACTS[`${from}>${r.state}`]!))
     track.state = r.state
     track.seq = r.seq
     track.journal = r.journal
@@ -238,13 +239,23 @@ function proposed(r: JournalRecord, track: EffectTrack, problem: (r: JournalReco
   if (r.data.tier === 1 || r.data.tier === 2 || r.data.tier === 3) track.tier = r.data.tier
 }
 
-/** PROPOSED → AUTHORIZED is the policy letting the effect through: a rule in force that holds it says it should have been HELD. */
-function authorizedUnheld(r: JournalRecord, track: EffectTrack, policy: Keys['policy'], problem: (r: JournalRecord, m: string) => void): void {
-  if (!policy || !track.effect || track.tier === undefined) return
+/**
+ * PROPOSED → AUTHORIZED or HELD is the policy's decision, recomputed here with
+ * the policy in force: an effect a rule holds must not be authorized without
+ * operators, and one held must be held by the rule that holds it (another
+ * rule's quorum could be smaller). True when the decision could be judged
+ * (so it is covered whoever wrote it: verify-writers.ts).
+ */
+function policyDecision(r: JournalRecord, track: EffectTrack, policy: Keys['policy'], problem: (r: JournalRecord, m: string) => void): boolean {
+  if (!policy || !track.effect || track.tier === undefined) return false
   const hold = policy.evaluate(track.effect, track.tier)
-  if (hold) {
+  if (r.state === 'AUTHORIZED' && hold) {
     problem(r, `${where(r)} authorizes effect ${r.effectId} without operators, but rule "${hold.rule}" of the policy in force holds it${hold.reason ? ` (${hold.reason})` : ''}: it should have been HELD for a release`)
   }
+  if (r.state === 'HELD' && hold && r.data.rule !== hold.rule) {
+    problem(r, `${where(r)} holds effect ${r.effectId} under rule ${JSON.stringify(r.data.rule)}, but the policy in force holds it under rule "${hold.rule}"`)
+  }
+  return true
 }
 
 interface Keys {
@@ -280,10 +291,8 @@ function checkStatements(
       const candidates = keys.relayKeys.filter((k) => k.name === st.relay || k.publicKey === named)
       const digestOk = st.receiptDigest === sha256Hex(canonicalJson((r.data.receipt ?? {}) as JsonObject))
       const message = statementBytes(st)
-      if (candidates.some((k) => keys.verify(k.publicKey, message, s.signature)) && st.effectId === r.effectId && digestOk) {
-        report.receipts.valid++
-        track.receipt = true
-      } else {
+      if (candidates.some((k) => keys.verify(k.publicKey, message, s.signature)) && st.effectId === r.effectId && digestOk) report.receipts.valid++
+      else {
         report.receipts.invalid++
         problem(r, candidates.length === 0
           ? `${where(r)}: the receipt is signed by relay ${st.relay}${typeof named === 'string' ? ` with key ${named}` : ''}, which is not a trusted relay key`

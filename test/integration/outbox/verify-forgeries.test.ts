@@ -90,6 +90,19 @@ describe.each([
     }
   })
 
+  it('an effect held under another rule than the one in force holds it by (whose quorum could be smaller)', async () => {
+    const w = await world(make)
+    try {
+      const held = await w.gate.submit(refund('900.00'))
+      expect(held.status).toBe('held')
+      await forge(w.h, (rows) => rows.map((r) => (r.state === 'HELD' ? withData(r, (d) => ({ ...d, rule: 'petty-cash' })) : r)))
+      const report = await verifyStore(w.store, trust)
+      expect(messages(report)).toEqual([`journal "agent-1" record 2 (HELD) holds effect ${held.effectId} under rule "petty-cash", but the policy in force holds it under rule "large-refunds"`])
+    } finally {
+      await w.close()
+    }
+  })
+
   describe('a record that no longer parses', () => {
     it('one flipped byte in its data: verify, history and show fail as integrity errors naming journal and record', async () => {
       const w = await world(make)

@@ -168,13 +168,16 @@ describe.each([
     }
   })
 
-  it('written before records were signed: a committed effect is vouched for by its receipt; an unsigned failure is not', async () => {
-    const w = await world(make, { signing: false })
+  it('written before records were signed: counted as legacy with the relay key; after the journal\'s first signed record, an unsigned one fails', async () => {
+    const old = await world(make, { signing: false })
     try {
-      // As an old relay wrote it: nothing signed but the COMMITTED receipt.
+      // As an earlier version wrote it: a receipt on the COMMITTED record, nothing else signed.
       const receipt = relaySigner('relay-1', relayKey, () => new Date())
-      const small = await w.gate.submit(refund('12.00'))
-      await forge(w.h, (rows) =>
+      const small = await old.gate.submit(refund('12.00'))
+      old.mail.faults.push({ kind: 'refused' })
+      const mail = await old.gate.submit({ thread: 'agent-1', target: 'mail', action: 'send', args: { to: 'a@example.com' } })
+      expect(mail.status).toBe('failed')
+      await forge(old.h, (rows) =>
         rows.map((r) => {
           if (r.effect_id !== small.effectId || r.state !== 'COMMITTED') return r
           const signed = receipt.sign(small.effectId, 'DISPATCHED', 'COMMITTED', 3, JSON.parse(r.data))
@@ -182,16 +185,21 @@ describe.each([
           return { ...r, data: canonicalJson(signed) }
         }),
       )
-      const report = await verifyStore(w.store, withKeys)
-      expect(report).toMatchObject({ ok: true, receipts: { valid: 1 }, writers: { byReceipt: 3, unsigned: 0 } })
-      w.mail.faults.push({ kind: 'refused' })
-      const mail = await w.gate.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'a@example.com' } })
-      expect(mail.status).toBe('failed')
-      expect(messages(await verifyStore(w.store, withKeys))).toEqual([
-        `journal "mailer" records 2, 3, 4 of effect ${mail.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`,
+      // Their authorizations straight from PROPOSED are judged by the policy in force; the rest counts as legacy.
+      expect(await verifyStore(old.store, withKeys)).toMatchObject({ ok: true, receipts: { valid: 1 }, writers: { legacy: 4, unsigned: 0, valid: 0 } })
+
+      // Upgraded: a signing gate writes on; then a writer without the key appends to the same journal.
+      const signing = new Gate({ store: old.store, targets: [new CountingTarget('payments', 1)], policy, signing: { key: relayKey, id: 'relay-1' } })
+      await signing.submit(refund('13.00'))
+      const unsignedGate = new Gate({ store: old.store, targets: [new CountingTarget('payments', 1)], policy })
+      const late = await unsignedGate.submit(refund('14.00'))
+      const report = await verifyStore(old.store, withKeys)
+      expect(report.writers).toMatchObject({ legacy: 4, valid: 4, unsigned: 2 })
+      expect(messages(report)).toEqual([
+        `journal "agent-1" records 15, 16 of effect ${late.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`,
       ])
     } finally {
-      await w.close()
+      await old.close()
     }
   })
 
@@ -276,19 +284,54 @@ describe.each([
       }
     })
 
-    it('covers records written before records were signed, only when told to, and only while the journal reaches its head', async () => {
+    it('covers what was written before records were signed; refuses unsigned records after signed ones unless told to cover them', async () => {
       const w = await world(make, { signing: false })
       try {
         w.mail.faults.push({ kind: 'refused' })
         await w.gate.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'a@example.com' } })
-        const unsigned = await verifyStore(w.store, withKeys)
-        expect(unsigned.writers.unsigned).toBe(3)
+        expect((await verifyStore(w.store, withKeys)).writers).toMatchObject({ legacy: 2, unsigned: 0 })
+        const dir = mkdtempSync(join(tmpdir(), 'interlock-anchor-'))
+        const { result } = await anchorJournals(w.store, join(dir, 'a.json'), alice, { ...withKeys, now: new Date() })
+        expect(result.coveredUnsigned).toBe(2)
+        const trust = { operators: new Map([['alice', alice.publicKey]]), relays }
+        expect(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(join(dir, 'a.json'), trust) })).toMatchObject({ ok: true, writers: { byAnchor: 2, legacy: 0, unsigned: 0 } })
+
+        // A signed record, then an unsigned one after it in the same journal: not anchored unless told to.
+        const signing = new Gate({ store: w.store, targets: [new CountingTarget('mail', 3)], signing: { key: relayKey, id: 'relay-1' } })
+        await signing.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'b@example.com' } })
+        await new Gate({ store: w.store, targets: [new CountingTarget('mail', 3)] }).submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'c@example.com' } })
+        await expect(anchorJournals(w.store, join(dir, 'b.json'), alice, { ...withKeys, now: new Date() })).rejects.toThrow(/^not anchored: the journals do not verify \(1 problem\)/)
+        const covered = await anchorJournals(w.store, join(dir, 'b.json'), alice, { ...withKeys, coverUnsigned: true, now: new Date() })
+        expect(covered.result.coveredUnsigned).toBe(4)
+        expect(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(join(dir, 'b.json'), trust) })).toMatchObject({ ok: true, writers: { byAnchor: 4, valid: 4 } })
+      } finally {
+        await w.close()
+      }
+    })
+
+    it('signatures stripped from a whole journal and a record forged: taken for legacy without an anchor, refused against one', async () => {
+      const w = await world(make)
+      try {
+        const small = await w.gate.submit(refund('12.00'))
         const file = join(mkdtempSync(join(tmpdir(), 'interlock-anchor-')), 'anchor.json')
-        await expect(anchorJournals(w.store, file, alice, { ...withKeys, now: new Date() })).rejects.toThrow(/^not anchored: the journals do not verify \(1 problem\)/)
-        const { result } = await anchorJournals(w.store, file, alice, { ...withKeys, coverUnsigned: true, now: new Date() })
-        expect(result.coveredUnsigned).toBe(3)
-        const anchor = readAnchor(file, { operators: new Map([['alice', alice.publicKey]]), relays })
-        expect(await verifyStore(w.store, { ...withKeys, anchor })).toMatchObject({ ok: true, writers: { byAnchor: 3, unsigned: 0 } })
+        await anchorJournals(w.store, file, alice, { ...withKeys, now: new Date() })
+        const later = await w.gate.submit(refund('13.00'))
+        // Every signature removed, the later refund turned into a failure, the chain recomputed.
+        await forge(w.h, (rows) =>
+          rows.map((r) => {
+            const stripped = withData(r, (d) => {
+              const { recordSignature: _gone, relaySignature: _also, ...rest } = d
+              return rest
+            })
+            return r.effect_id === later.effectId && r.state === 'COMMITTED' ? { ...stripped, state: 'FAILED', data: canonicalJson({ reason: 'card declined' }) } : stripped
+          }),
+        )
+        expect(await verifyStore(w.store, withKeys)).toMatchObject({ ok: true, writers: { legacy: 4, valid: 0 } })
+        const report = await verifyStore(w.store, { ...withKeys, anchor: readAnchor(file, { operators: new Map([['alice', alice.publicKey]]), relays }) })
+        expect(report.ok).toBe(false)
+        expect(messages(report)).toContainEqual(expect.stringMatching(/^journal "agent-1" record 4 \(COMMITTED\) is not the record the anchor .* holds at this place/))
+        expect(messages(report)).toContainEqual(`journal "agent-1" records 7, 8 of effect ${later.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`)
+        expect(small.status).toBe('committed')
       } finally {
         await w.close()
       }
