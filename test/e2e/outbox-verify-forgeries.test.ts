@@ -11,7 +11,6 @@ import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { canonicalJson } from '../../src/core/canonical-json.js'
 import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
 import { Gate, type GateOptions } from '../../src/core/gate.js'
-import { Outbox } from '../../src/core/outbox/outbox.js'
 import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { interlock } from '../helpers/cli.js'
 import { CountingTarget } from '../helpers/counting-target.js'
@@ -119,16 +118,11 @@ describe('interlock outbox verify against a journal edited behind its back', () 
 
   it('an authorization the policy in force would not have given: exit 5 naming the rule', async () => {
     const f = await folder()
-    const store = await f.h.open()
-    // An agent that built its outbox without the config's policy.
-    const outbox = new Outbox({ store, targets: [new CountingTarget('payments', 1)] })
-    const handle = await outbox.submit(refund('900.00'))
-    await outbox.close()
-    await store.close()
-    expect(handle.state).toBe('AUTHORIZED')
+    // A gate built by hand without the config's policy (or anyone who can write the tables).
+    const [id] = await f.submit([refund('900.00')], { policy: undefined })
     const run = await interlock(['outbox', 'verify'], { cwd: f.cwd })
     expect(run.code).toBe(5)
-    expect(run.stderr).toContain(`journal "agent-1" record 2 (AUTHORIZED) authorizes effect ${handle.effectId} without operators, but rule "large-refunds" of the policy in force holds it`)
+    expect(run.stderr).toContain(`journal "agent-1" record 2 (AUTHORIZED) authorizes effect ${id} without operators, but rule "large-refunds" of the policy in force holds it`)
   })
 
   it('a forged DISPATCHED → FAILED with the chain recomputed: exit 5 with the [relay] key, unchecked without it', async () => {

@@ -14,7 +14,6 @@ import type { OperatorConfig, PolicyRuleConfig } from '../../../src/core/config/
 import { IntegrityError } from '../../../src/core/errors.js'
 import { Gate } from '../../../src/core/gate.js'
 import { exportJournal } from '../../../src/core/outbox/export-file.js'
-import { Outbox } from '../../../src/core/outbox/outbox.js'
 import { verifyExport, verifyStore } from '../../../src/core/outbox/verify-sources.js'
 import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import type { Store } from '../../../src/core/stores/store.js'
@@ -67,14 +66,12 @@ describe.each([
     }
   })
 
-  it('an effect a rule of the policy in force holds, authorized straight from PROPOSED by an agent without the policy', async () => {
+  it('an effect a rule of the policy in force holds, authorized straight from PROPOSED by a gate without the policy', async () => {
     const w = await world(make)
     try {
-      // The agent builds its outbox without the config's policy: nothing holds its refund.
-      const outbox = new Outbox({ store: w.store, targets: [w.payments] })
-      const handle = await outbox.submit(refund('900.00'))
-      expect(handle.state).toBe('AUTHORIZED')
-      await outbox.close()
+      // A gate built by hand without the config's policy (or anyone who can write the tables): nothing holds the refund.
+      const handle = await new Gate({ store: w.store, targets: [new CountingTarget('payments', 1)] }).submit(refund('900.00'))
+      expect(handle.status).toBe('committed')
       const report = await verifyStore(w.store, trust)
       expect(report.ok).toBe(false)
       expect(report.firstBad).toMatchObject({ journal: 'agent-1', seq: 2, effectId: handle.effectId })
@@ -168,7 +165,7 @@ describe('an effects row that no longer parses (SQLite keeps the row\'s JSON as 
     const w = await world(sqliteOutbox)
     try {
       const small = await w.gate.submit(refund('12.00'))
-      await w.h.sql("UPDATE effects SET effect = '[' || substr(effect, 2) WHERE id = $1", [small.effectId])
+      await w.h.exec("UPDATE effects SET effect = '[' || substr(effect, 2) WHERE id = ?", [small.effectId])
       const get = w.store.get(small.effectId)
       await expect(get).rejects.toBeInstanceOf(IntegrityError)
       await expect(get).rejects.toThrow(`the effects row of effect ${small.effectId}: its effect column is not a JSON object; the row was altered or damaged`)
