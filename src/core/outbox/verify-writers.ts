@@ -13,7 +13,7 @@
  *   resolution: checked in verify.ts);
  * - for the policy's decision (PROPOSED → AUTHORIZED or HELD), the policy in
  *   force, which verify.ts applies again: whoever wrote it, it is what the
- *   rules give (an outbox agent writes these records until relays decide);
+ *   rules give (outbox agents of earlier versions wrote these records);
  * - a signed anchor (anchor-file.ts) whose head for the journal lies at or
  *   after it, when the journal still reaches that head;
  * - without an anchor: written before records were signed, which is what an
