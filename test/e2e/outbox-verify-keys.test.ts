@@ -8,12 +8,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
-import { canonicalJson } from '../../src/core/canonical-json.js'
 import { generateKeyPair, writeKeyFile, type KeyPair } from '../../src/core/crypto/keys.js'
-import { signStatement } from '../../src/core/crypto/sign.js'
-import { signedJson, type RelayReceiptStatement } from '../../src/core/crypto/statements.js'
 import { toEffect } from '../../src/core/effect.js'
-import { sha256Hex } from '../../src/core/hash.js'
+import { relaySigner } from '../../src/core/relay/relay-signer.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { interlock } from '../helpers/cli.js'
 
@@ -36,14 +33,13 @@ async function folder(signers: { key: KeyPair; relay: string }[]): Promise<{ cwd
   try {
     for (const [i, s] of signers.entries()) {
       const effect = toEffect({ thread: 'orders', target: 'payments', action: 'refund', args: { n: i } })
-      const receipt = { refund: `re_${i}` }
-      const statement: RelayReceiptStatement = { kind: 'receipt', effectId: effect.id, receiptDigest: sha256Hex(canonicalJson(receipt)), relay: s.relay, at: '2026-01-01T00:00:00.000Z' }
-      const relaySignature = { ...signedJson(signStatement(statement, s.key.seed)), relay: s.relay, publicKey: s.key.publicKey }
+      // As a relay journals it: every record past PROPOSED signed with its key, the receipt too.
+      const signer = relaySigner(s.relay, s.key, () => new Date('2026-01-01T00:00:00.000Z'))
       const results = await store.append([
         { effectId: effect.id, from: null, to: 'PROPOSED', data: {}, effect, tier: 1 },
-        { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: {} },
-        { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: {} },
-        { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: { receipt, relaySignature } },
+        { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: signer.sign(effect.id, 'PROPOSED', 'AUTHORIZED', 4 * i + 1, {}) },
+        { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: signer.sign(effect.id, 'AUTHORIZED', 'DISPATCHED', 4 * i + 2, {}) },
+        { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: signer.sign(effect.id, 'DISPATCHED', 'COMMITTED', 4 * i + 3, { receipt: { refund: `re_${i}` } }) },
       ])
       seqs.push(results[3]!.ok ? results[3]!.record.seq : -1)
     }

@@ -152,10 +152,10 @@ describe('interlock reconcile-effects', () => {
     const history = await withStore(journal, (s) => s.history(id))
     expect(history.map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
     expect(recordSignatureOf(history[3]!.data)).toMatchObject({ statement: { kind: 'record', signer: 'relay-1', role: 'relay', from: 'DISPATCHED', to: 'COMMITTED', after: 3 } })
-    // The one reconcile wrote verifies with the [relay] key; DISPATCHED, written by hand before it, counts as legacy.
+    // The one reconcile wrote verifies with the [relay] key; DISPATCHED, written by hand without the key before it, is reported.
     const verify = await interlock(['outbox', 'verify', '--json'], { cwd: dir })
-    expect(verify.code, verify.stderr).toBe(0)
-    expect(JSON.parse(verify.stdout).writers).toMatchObject({ valid: 1, invalid: 0, unsigned: 0, legacy: 1 })
+    expect(verify.code, verify.stderr).toBe(5)
+    expect(JSON.parse(verify.stdout).error.context.report.writers).toMatchObject({ valid: 1, invalid: 0, unsigned: 1 })
   })
 
   it('exits 0 saying so when another run holds the lock, and touches nothing', async () => {

@@ -23,7 +23,10 @@ const trust = JSON.parse(readFileSync(join(dir, 'trust.json'), 'utf8')) as { ope
 describe('a journal written with NFC text', () => {
   it('verifies: chain, release, resolution and relay receipt', async () => {
     const report = await verifyExport(file, { operators: trust.operators, relays: trust.relays, policy: new RulesPolicy(trust.rules) })
-    expect(report.problems).toEqual([])
+    // Written before records were signed: with the relay key its unsigned records are reported as such (an
+    // anchor taken with --cover-unsigned vouches for them), and nothing else is wrong.
+    expect(report.problems.filter((p) => p.kind !== 'unsigned')).toEqual([])
+    expect(report.writers.unsigned).toBeGreaterThan(0)
     // The release (in its HELD record and again in the AUTHORIZED record it completed) and the resolution.
     expect(report.signatures).toEqual({ valid: 3, invalid: 0 })
     expect(report.receipts).toEqual({ valid: 1, invalid: 0, unchecked: 0 })

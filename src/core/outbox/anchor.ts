@@ -42,7 +42,7 @@ export async function anchorJournals(
     const unsignedOnly = blocking.every((p) => p.kind === 'unsigned')
     throw new IntegrityError(`not anchored: the journals do not verify (${blocking.length} problem${blocking.length === 1 ? '' : 's'}); the first: ${blocking[0]!.message}`, {
       hint: unsignedOnly
-        ? 'These records carry no relay signature (written before records were signed, or by someone else). If you have checked them, pass --cover-unsigned: the anchor then vouches for them.'
+        ? 'These records carry no relay signature (written by a version that did not sign them, by a writer without the relay key, or by someone else). If you have checked them, pass --cover-unsigned: the anchor then vouches for them.'
         : 'An anchor vouches for what it covers: find out what happened (`interlock outbox verify`), and restore the journal from a backup first.',
       context: { report },
     })
@@ -50,5 +50,5 @@ export async function anchorJournals(
   const file = signAnchor([...heads.values()], store.kind, key, opts.now)
   writeAnchor(path, file)
   const s = file.anchor.statement
-  return { result: { path, journals: file.heads.length, records: report.records, coveredUnsigned: report.writers.unsigned + report.writers.legacy, signer: s.signer, role: s.role, at: s.at }, report }
+  return { result: { path, journals: file.heads.length, records: report.records, coveredUnsigned: report.writers.unsigned, signer: s.signer, role: s.role, at: s.at }, report }
 }

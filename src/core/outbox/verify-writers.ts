@@ -15,21 +15,19 @@
  *   force, which verify.ts applies again: whoever wrote it, it is what the
  *   rules give (outbox agents of earlier versions wrote these records);
  * - a signed anchor (anchor-file.ts) whose head for the journal lies at or
- *   after it, when the journal still reaches that head;
- * - without an anchor: written before records were signed, which is what an
- *   unsigned record that comes before its journal's first signed record is
- *   taken to be (counted as `legacy`, so journals written by earlier versions
- *   still verify).
+ *   after it, when the journal still reaches that head.
  * Without a relay key nothing relay-signed can be checked: such records are
  * counted as unchecked, never as failures. With one, every other record past
  * PROPOSED is a problem, named by journal and record.
  *
- * What the legacy allowance cannot tell: a journal whose signatures were all
- * stripped (chain recomputed) looks written before records were signed.
- * Given an anchor, there is no such allowance: what the anchor covers is
- * vouched for by its signature, and everything after its heads, and every
- * journal it does not name, must be signed. The anchor also fails a journal
- * that no longer reaches its anchored head, or reaches another record there.
+ * Why no allowance for unsigned records "written before records were signed":
+ * a journal whose signatures were all stripped (chain recomputed) looks
+ * exactly like one, so such an allowance would let a whole forged journal
+ * through. Records written unsigned are vouched for only by an anchor taken
+ * over them (`outbox anchor --cover-unsigned`, after a person has checked
+ * them); everything after its heads, and every journal it does not name,
+ * must be signed. The anchor also fails a journal that no longer reaches its
+ * anchored head, or reaches another record there.
  */
 import type { JsonObject } from '../canonical-json.js'
 import { nativeVerifier } from '../crypto/native-ed25519.js'
@@ -50,8 +48,6 @@ export interface WriterCounts {
   unchecked: number
   /** With relay keys: records with no signature and nothing else covering them (problems). */
   unsigned: number
-  /** Without an anchor: unsigned records before their journal's first signed record, taken as written before records were signed. */
-  legacy: number
   /** Unsigned records at or before their journal's anchored head, which the journal still reaches. */
   byAnchor: number
 }
@@ -80,11 +76,9 @@ interface AnchoredJournal {
 }
 
 export class WriterCheck {
-  readonly counts: WriterCounts = { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, legacy: 0, byAnchor: 0 }
+  readonly counts: WriterCounts = { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, byAnchor: 0 }
   private readonly verify = nativeVerifier()
   private readonly anchored = new Map<string, AnchoredJournal>()
-  /** Journals in which a record signature has been read: from there on, records are signed. */
-  private readonly signedJournals = new Set<string>()
 
   constructor(
     private readonly keys: WriterKeys,
@@ -104,14 +98,10 @@ export class WriterCheck {
       this.counts.invalid++
       this.problem(r, `${where(r)} carries a record signature that is not a signed record statement`)
     } else if (sig) {
-      this.signedJournals.add(r.journal)
       this.signature(r, from, t, sig)
     } else if (r.state !== 'PROPOSED' && !covered) {
       if (this.keys.relays.length === 0) this.counts.unchecked++
-      else if (this.anchor) {
-        if (!this.anchorCovers(r)) (t.unsigned ??= []).push(r.seq)
-      } else if (!this.signedJournals.has(r.journal)) this.counts.legacy++
-      else (t.unsigned ??= []).push(r.seq)
+      else if (!this.anchorCovers(r)) (t.unsigned ??= []).push(r.seq)
     }
     if (from === r.state) t.runSeqs.push(r.seq)
     else t.runSeqs = [r.seq]
@@ -204,7 +194,8 @@ export class WriterCheck {
   }
 
   private anchorCovers(r: JournalRecord): boolean {
-    const head = this.anchor?.heads.get(r.journal)
+    if (!this.anchor) return false
+    const head = this.anchor.heads.get(r.journal)
     if (!head || r.seq > head.seq) return false
     this.anchoredJournal(r.journal).pending++
     return true

@@ -122,7 +122,7 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
     effects: 0,
     signatures: { valid: 0, invalid: 0 },
     receipts: { valid: 0, invalid: 0, unchecked: 0 },
-    writers: { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, legacy: 0, byAnchor: 0 },
+    writers: { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, byAnchor: 0 },
     problems: [],
   }
   const problem = (r: Pick<JournalRecord, 'journal' | 'seq' | 'effectId'>, message: string, kind?: VerifyProblem['kind']) =>

@@ -1,13 +1,13 @@
-/** verify checks relay receipts (crypto/statements.ts RelayReceiptStatement, as the relay journals them) against the relay keys it is given. */
+/** verify checks relay receipts (crypto/statements.ts RelayReceiptStatement, as the relay journals them, beside its record signatures) against the relay keys it is given. */
 import { afterEach, describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../../src/core/canonical-json.js'
 import { effectDigest } from '../../../src/core/crypto/digest.js'
 import { generateKeyPair } from '../../../src/core/crypto/keys.js'
 import { signStatement } from '../../../src/core/crypto/sign.js'
-import { signedJson, type RelayReceiptStatement } from '../../../src/core/crypto/statements.js'
+import { signedJson } from '../../../src/core/crypto/statements.js'
 import { toEffect } from '../../../src/core/effect.js'
-import { sha256Hex } from '../../../src/core/hash.js'
 import { verifyStore } from '../../../src/core/outbox/verify-sources.js'
+import { relaySigner } from '../../../src/core/relay/relay-signer.js'
 import { recordHash } from '../../../src/core/stores/record-hash.js'
 import type { Store } from '../../../src/core/stores/store.js'
 import { sqliteOutbox, type OutboxHarness } from '../../helpers/outbox-stores.js'
@@ -22,20 +22,22 @@ afterEach(async () => {
   await h?.dispose()
 })
 
+/** PROPOSED → AUTHORIZED → DISPATCHED → COMMITTED as a relay journals it: every record past PROPOSED signed, the receipt too. */
 async function committedWithReceipt(): Promise<void> {
   h = await sqliteOutbox()
   store = await h.open()
   const effect = toEffect({ thread: 't', target: 'payments', action: 'refund', args: { amount: '5.00' } })
-  const receipt = { refund: 're_1' }
-  const statement: RelayReceiptStatement = { kind: 'receipt', effectId: effect.id, receiptDigest: sha256Hex(canonicalJson(receipt)), relay: 'relay-1', at: '2026-01-01T00:00:00.000Z' }
+  const signer = relaySigner('relay-1', relay, () => new Date('2026-01-01T00:00:00.000Z'))
   const results = await store.append([
     { effectId: effect.id, from: null, to: 'PROPOSED', data: {}, effect, tier: 1 },
-    { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: {} },
-    { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: {} },
-    { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: { receipt, relaySignature: { ...signedJson(signStatement(statement, relay.seed)), relay: 'relay-1', publicKey: relay.publicKey } } },
+    { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: signer.sign(effect.id, 'PROPOSED', 'AUTHORIZED', 1, {}) },
+    { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: signer.sign(effect.id, 'AUTHORIZED', 'DISPATCHED', 2, {}) },
+    { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: signer.sign(effect.id, 'DISPATCHED', 'COMMITTED', 3, { receipt: { refund: 're_1' } }) },
   ])
   expect(results.every((r) => r.ok)).toBe(true)
 }
+
+const receiptProblem = (r: Awaited<ReturnType<typeof verifyStore>>) => r.problems.find((p) => p.message.includes('receipt'))?.message
 
 describe('verify and relay receipts', () => {
   it('counts a receipt valid with the relay key, unchecked without one, invalid with another', async () => {
@@ -45,7 +47,7 @@ describe('verify and relay receipts', () => {
     expect(await verifyStore(store!, { operators: [] })).toMatchObject({ ok: true, receipts: { valid: 0, invalid: 0, unchecked: 1 } })
     const wrong = await verifyStore(store!, { operators: [], relays: [{ name: 'relay-1', publicKey: other.publicKey }] })
     expect(wrong).toMatchObject({ ok: false, receipts: { invalid: 1 } })
-    expect(wrong.firstBad?.message).toMatch(/record 4 \(COMMITTED\): the receipt signed by relay relay-1 does not verify with its trusted key/)
+    expect(receiptProblem(wrong)).toMatch(/record 4 \(COMMITTED\): the receipt signed by relay relay-1 does not verify with its trusted key/)
   })
 
   it('accepts the key under another name when it is the key the receipt names (rotation), refuses a relay with no key given', async () => {
@@ -53,7 +55,7 @@ describe('verify and relay receipts', () => {
     const rotated = await verifyStore(store!, { operators: [], relays: [{ name: 'relay-2026', publicKey: other.publicKey }, { name: 'relay-2025', publicKey: relay.publicKey }] })
     expect(rotated).toMatchObject({ ok: true, receipts: { valid: 1 } })
     const unknown = await verifyStore(store!, { operators: [], relays: [{ name: 'relay-9', publicKey: other.publicKey }] })
-    expect(unknown.firstBad?.message).toMatch(/signed by relay relay-1 with key ed25519:\S+, which is not a trusted relay key/)
+    expect(receiptProblem(unknown)).toMatch(/signed by relay relay-1 with key ed25519:\S+, which is not a trusted relay key/)
   })
 
   it('finds a receipt altered after signing, even with the chain recomputed', async () => {

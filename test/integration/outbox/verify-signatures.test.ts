@@ -168,7 +168,7 @@ describe.each([
     }
   })
 
-  it('written before records were signed: counted as legacy with the relay key; after the journal\'s first signed record, an unsigned one fails', async () => {
+  it('written before records were signed: with the relay key every unsigned record fails (a stripped journal looks the same); an upgraded gate\'s records verify', async () => {
     const old = await world(make, { signing: false })
     try {
       // As an earlier version wrote it: a receipt on the COMMITTED record, nothing else signed.
@@ -185,8 +185,10 @@ describe.each([
           return { ...r, data: canonicalJson(signed) }
         }),
       )
-      // Their authorizations straight from PROPOSED are judged by the policy in force; the rest counts as legacy.
-      expect(await verifyStore(old.store, withKeys)).toMatchObject({ ok: true, receipts: { valid: 1 }, writers: { legacy: 4, unsigned: 0, valid: 0 } })
+      // Their authorizations straight from PROPOSED are judged by the policy in force; the other four are unsigned.
+      const before = await verifyStore(old.store, withKeys)
+      expect(before).toMatchObject({ ok: false, receipts: { valid: 1 }, writers: { unsigned: 4, valid: 0 } })
+      expect(messages(before)).toHaveLength(2)
 
       // Upgraded: a signing gate writes on; then a writer without the key appends to the same journal.
       const signing = new Gate({ store: old.store, targets: [new CountingTarget('payments', 1)], policy, signing: { key: relayKey, id: 'relay-1' } })
@@ -194,10 +196,11 @@ describe.each([
       const unsignedGate = new Gate({ store: old.store, targets: [new CountingTarget('payments', 1)], policy })
       const late = await unsignedGate.submit(refund('14.00'))
       const report = await verifyStore(old.store, withKeys)
-      expect(report.writers).toMatchObject({ legacy: 4, valid: 4, unsigned: 2 })
-      expect(messages(report)).toEqual([
+      expect(report.writers).toMatchObject({ valid: 4, unsigned: 6 })
+      expect(messages(report)).toContainEqual(
         `journal "agent-1" records 15, 16 of effect ${late.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`,
-      ])
+      )
+      expect(messages(report)).toHaveLength(3)
     } finally {
       await old.close()
     }
@@ -231,7 +234,7 @@ describe.each([
       // Every record the relay and the operator wrote verifies (the resolution itself carries the operator's statement).
       const report = await verifyStore(w.store, withKeys)
       expect(report.problems).toEqual([])
-      expect(report.writers).toMatchObject({ valid: 7, invalid: 0, unsigned: 0, legacy: 0 })
+      expect(report.writers).toMatchObject({ valid: 7, invalid: 0, unsigned: 0 })
     } finally {
       await w.close()
     }
@@ -283,23 +286,24 @@ describe.each([
       }
     })
 
-    it('covers what was written before records were signed; refuses unsigned records after signed ones unless told to cover them', async () => {
+    it('covers unsigned records only when told to (--cover-unsigned); verify then accepts them, and nothing unsigned after the heads', async () => {
       const w = await world(make, { signing: false })
       try {
         w.mail.faults.push({ kind: 'refused' })
         await w.gate.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'a@example.com' } })
-        expect((await verifyStore(w.store, withKeys)).writers).toMatchObject({ legacy: 2, unsigned: 0 })
+        expect((await verifyStore(w.store, withKeys)).writers).toMatchObject({ unsigned: 2 })
         const dir = mkdtempSync(join(tmpdir(), 'interlock-anchor-'))
-        const { result } = await anchorJournals(w.store, join(dir, 'a.json'), alice, { ...withKeys, now: new Date() })
+        await expect(anchorJournals(w.store, join(dir, 'a.json'), alice, { ...withKeys, now: new Date() })).rejects.toThrow(/^not anchored: the journals do not verify \(1 problem\)/)
+        const { result } = await anchorJournals(w.store, join(dir, 'a.json'), alice, { ...withKeys, coverUnsigned: true, now: new Date() })
         expect(result.coveredUnsigned).toBe(2)
         const trust = { operators: new Map([['alice', alice.publicKey]]), relays }
-        expect(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(join(dir, 'a.json'), trust) })).toMatchObject({ ok: true, writers: { byAnchor: 2, legacy: 0, unsigned: 0 } })
+        expect(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(join(dir, 'a.json'), trust) })).toMatchObject({ ok: true, writers: { byAnchor: 2, unsigned: 0 } })
 
         // A signed record, then an unsigned one after it in the same journal: not anchored unless told to.
         const signing = new Gate({ store: w.store, targets: [new CountingTarget('mail', 3)], signing: { key: relayKey, id: 'relay-1' } })
         await signing.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'b@example.com' } })
         await new Gate({ store: w.store, targets: [new CountingTarget('mail', 3)] }).submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'c@example.com' } })
-        await expect(anchorJournals(w.store, join(dir, 'b.json'), alice, { ...withKeys, now: new Date() })).rejects.toThrow(/^not anchored: the journals do not verify \(1 problem\)/)
+        await expect(anchorJournals(w.store, join(dir, 'b.json'), alice, { ...withKeys, now: new Date() })).rejects.toThrow(/^not anchored: the journals do not verify \(2 problems\)/)
         const covered = await anchorJournals(w.store, join(dir, 'b.json'), alice, { ...withKeys, coverUnsigned: true, now: new Date() })
         expect(covered.result.coveredUnsigned).toBe(4)
         expect(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(join(dir, 'b.json'), trust) })).toMatchObject({ ok: true, writers: { byAnchor: 4, valid: 4 } })
@@ -308,7 +312,7 @@ describe.each([
       }
     })
 
-    it('signatures stripped from a whole journal and a record forged: taken for legacy without an anchor, refused against one', async () => {
+    it('signatures stripped from a whole journal and a record forged: refused with the relay key alone, and against an anchor', async () => {
       const w = await world(make)
       try {
         const small = await w.gate.submit(refund('12.00'))
@@ -325,7 +329,9 @@ describe.each([
             return r.effect_id === later.effectId && r.state === 'COMMITTED' ? { ...stripped, state: 'FAILED', data: canonicalJson({ reason: 'card declined' }) } : stripped
           }),
         )
-        expect(await verifyStore(w.store, withKeys)).toMatchObject({ ok: true, writers: { legacy: 4, valid: 0 } })
+        const keysOnly = await verifyStore(w.store, withKeys)
+        expect(keysOnly).toMatchObject({ ok: false, writers: { valid: 0, unsigned: 4 } })
+        expect(messages(keysOnly)).toContainEqual(`journal "agent-1" records 7, 8 of effect ${later.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`)
         const report = await verifyStore(w.store, { ...withKeys, anchor: readAnchor(file, { operators: new Map([['alice', alice.publicKey]]), relays }) })
         expect(report.ok).toBe(false)
         expect(messages(report)).toContainEqual(expect.stringMatching(/^journal "agent-1" record 4 \(COMMITTED\) is not the record the anchor .* holds at this place/))
