@@ -7,12 +7,16 @@
  * An append for an effect the relay holds no lease on gets a lease no one
  * holds: it loses, instead of slipping through unfenced.
  */
-import type { AppendRequest, AppendResult, Store } from '../stores/store.js'
-import type { LeaseBook } from './lease-book.js'
+import type { AppendRequest, AppendResult, Lease, Store } from '../stores/store.js'
 
-export function leasedStore(store: Store, relay: string, book: LeaseBook): Store {
+/**
+ * `leaseOf` names the lease an append for an effect carries: the one of the
+ * claim the caller is working from (relay.ts), so that the work of an older
+ * claim of the same effect can never write with a newer claim's token.
+ */
+export function leasedStore(store: Store, relay: string, leaseOf: (effectId: string) => Lease | undefined): Store {
   const append = (requests: AppendRequest[]): Promise<AppendResult[]> =>
-    store.append(requests.map((r) => ({ ...r, lease: book.lease(r.effectId) ?? { relay, token: -1 } })))
+    store.append(requests.map((r) => ({ ...r, lease: leaseOf(r.effectId) ?? { relay, token: -1 } })))
   // Everything but append goes straight to the store, bound to it (it keeps state of its own).
   return {
     kind: store.kind,

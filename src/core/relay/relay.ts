@@ -23,6 +23,7 @@
  *
  * Why several relays never dispatch one effect twice: see README.md here.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { hostname } from 'node:os'
 import { advance } from '../advance.js'
 import type { JsonObject } from '../canonical-json.js'
@@ -35,7 +36,7 @@ import type { SubmitOutcome } from '../outcome.js'
 import type { RuleSource } from '../outbox/release-check.js'
 import type { Policy } from '../policy.js'
 import { signingStore } from '../stores/signing-store.js'
-import type { ClaimedEffect, Store, StoreEvent } from '../stores/store.js'
+import type { ClaimedEffect, Lease, Store, StoreEvent } from '../stores/store.js'
 import { assertTarget, type EffectTarget } from '../targets/target.js'
 import { requirePolicy } from '../policy/required.js'
 import { JournalSecrets } from '../secrets/journal-secrets.js'
@@ -125,6 +126,8 @@ export class Relay {
   private readonly now: () => Date
   private readonly log: (line: string) => void
   private readonly queues = new Map<string, ClaimedEffect[]>()
+  /** The claim the work in an async context works from (leaseOf). */
+  private readonly working = new AsyncLocalStorage<{ effectId: string; lease: Lease }>()
   private readonly running = new Map<string, number>()
   private readonly work = new Set<Promise<void>>()
   private stopping = false
@@ -163,7 +166,7 @@ export class Relay {
     this.book = new LeaseBook(this.leaseMs, this.monotonic)
     this.ctx = {
       // Scrubbed, then signed: what the relay signs is what is journaled.
-      store: redactingStore(signingStore(leasedStore(this.store, opts.relayId, this.book), relaySigner(opts.relayId, opts.key, this.now)), secrets),
+      store: redactingStore(signingStore(leasedStore(this.store, opts.relayId, (id) => this.leaseOf(id)), relaySigner(opts.relayId, opts.key, this.now)), secrets),
       targets: this.targets,
       policy: opts.policy,
       retry: { ...DEFAULT_RETRY, ...opts.retry },
@@ -326,12 +329,33 @@ export class Relay {
     }
   }
 
+  /**
+   * The lease the work in this async context holds on `effectId`: that of the
+   * claim it works from (`working`), never a later claim of the same effect.
+   * A relay stopped past its lease may claim an effect again while the work of
+   * its older claim is still on its way (queued, or waiting on the store);
+   * that work must not write or send under the new claim's token.
+   */
+  private leaseOf(effectId: string): Lease | undefined {
+    const w = this.working.getStore()
+    if (w && w.effectId === effectId) return this.book.lease(effectId)?.token === w.lease.token ? w.lease : undefined
+    return this.book.lease(effectId)
+  }
+
   private async process(c: ClaimedEffect): Promise<void> {
+    const id = c.snapshot.effect.id
+    // A later claim of this effect by this relay took over the book's entry: that claim's work carries it on.
+    if (this.book.lease(id)?.token !== c.lease.token) return
+    return this.working.run({ effectId: id, lease: c.lease }, () => this.work1(c))
+  }
+
+  private async work1(c: ClaimedEffect): Promise<void> {
     const row = c.snapshot
+    const ours = () => this.book.lease(row.effect.id)?.token === c.lease.token
     try {
       const check = await this.checkJournal(row)
       // A relay whose lease ran out may see the effect moved on by the relay that took it over: not an edit.
-      if (!check.ok && !this.book.live(row.effect.id)) return void this.stillHeld(row.effect.id)
+      if (!check.ok && !(ours() && this.book.live(row.effect.id))) return void this.stillHeld(row.effect.id)
       if (!check.ok) return await this.refuse(c, check)
       // From here on the journal's effect: what advance sends is the PROPOSED record's args and premises.
       const snap = check.snapshot
@@ -346,13 +370,13 @@ export class Relay {
       this.metrics.errors++
       this.storeFailed(`working on effect ${row.effect.id}`, e)
     } finally {
-      this.book.remove(row.effect.id)
+      if (ours()) this.book.remove(row.effect.id)
     }
   }
 
   /** Gives the lease back now: the next claim of the effect (once released) need not wait for it to run out. */
   private async giveBack(effectId: string): Promise<void> {
-    const lease = this.book.lease(effectId)
+    const lease = this.leaseOf(effectId)
     if (!lease) return
     this.book.remove(effectId)
     try {
@@ -372,7 +396,7 @@ export class Relay {
    * only shorten the lease) costs a claim, never a send.
    */
   private async park(effectId: string, notBefore: string): Promise<void> {
-    const lease = this.book.lease(effectId)
+    const lease = this.leaseOf(effectId)
     if (!lease) return
     this.book.remove(effectId)
     const ref = { effectId, token: lease.token }
@@ -416,7 +440,7 @@ export class Relay {
   }
 
   private stillHeld(effectId: string): boolean {
-    if (this.book.live(effectId)) return true
+    if (this.leaseOf(effectId) && this.book.live(effectId)) return true
     this.metrics.leasesLost++
     this.log(`relay ${this.id}: lease on ${effectId} ran out before apply; leaving it to the relay that holds it now`)
     return false

@@ -123,6 +123,46 @@ describe.each(stores)('relay on %s', (_name, config) => {
     }
   })
 
+  it('a relay that claims an effect again while an older claim of it is still on its way works from the new claim: nothing refused, sent once', async () => {
+    const store = await open()
+    const outbox = new Outbox({ store, targets: [new CountingTarget('t1', 1)] })
+    const h = await outbox.submit(input(3))
+    // Relay A: its first look at the journal waits (a stopped process), and it renews nothing meanwhile.
+    let releaseRead!: () => void
+    const readWaits = new Promise<void>((resolve) => (releaseRead = resolve))
+    let reads = 0
+    const slow = delegate(store, {
+      renewLease: () => new Promise<string[]>(() => {}),
+      history: async (id) => {
+        if (++reads === 1) await readWaits
+        return store.history(id)
+      },
+    })
+    const tA = new CountingTarget('t1', 1)
+    const a = relay(slow, [tA], { relayId: 'A', leaseMs: 1_000, concurrency: 1 })
+    await a.start()
+    await until(() => reads === 1)
+    // A's lease runs out; relay B takes the effect to DISPATCHED, its one try's outcome unknown, and stops.
+    await new Promise((r) => setTimeout(r, 1_200))
+    const tB = new CountingTarget('t1', 1)
+    tB.faults = [{ kind: 'unknown' }]
+    const b = relay(store, [tB], { relayId: 'B', leaseMs: 1_000, retry: { maxAttempts: 1, backoffMs: 0 } })
+    await b.start()
+    await until(() => tB.calls.get(h.effectId) === 1)
+    await b.stop()
+    // B's lease runs out too; A claims the effect again (DISPATCHED now) while its first claim is still reading.
+    await new Promise((r) => setTimeout(r, 1_200))
+    await until(() => a.metrics.claimed === 2)
+    releaseRead()
+    await until(() => tA.count(h.effectId) === 1, 5_000)
+    expect(await outbox.result(h.effectId)).toMatchObject({ status: 'committed' })
+    const stats = await a.stop()
+    expect(stats.refused ?? 0).toBe(0)
+    expect(tA.calls.get(h.effectId)).toBe(1)
+    await outbox.close()
+    await store.close()
+  })
+
   it('a relay whose lease ran out (paused) neither applies nor commits; the relay that took over does, once', async () => {
     const store = await open()
     const t = new CountingTarget('t1', 2)
