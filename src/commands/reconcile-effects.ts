@@ -22,7 +22,7 @@ With a [relay] key in interlock.toml, every record it journals is signed with th
 
 Safe under cron: a second run started while one is running exits 0 and says so (a lock that dies with its holder: a PostgreSQL advisory lock, or an OS file lock beside the SQLite journal).
 
-Effects whose journal says they were authorized, though the operators' policy holds them and no valid quorum of releases stands behind them (a record forged by someone with write access to the store), are refused as a relay refuses them: nothing is sent, nothing written, and each is listed with why.
+Effects whose journal says they were authorized, though the operators' policy holds them and no valid quorum of releases stands behind them (a record forged by someone with write access to the store), are refused as a relay refuses them: nothing is sent, each is listed with why, and one a rule in force holds is held again (AUTHORIZED → HELD) for operators to release or deny.
 
 Exit codes, the first that applies: 5 effects refused because their journal does not authorize them (run \`interlock outbox verify\`); 11 committed effects failed at the service since (a refund that failed); 1 some effects could not be finished (a target down: the next run tries again); 10 AMBIGUOUS effects wait for an operator; 0 nothing left in flight (or another run holds the lock; HELD effects waiting for operators and refunds still pending do not change it); 3, 4, 5 config, store or journal-integrity errors.`
   static override examples = [

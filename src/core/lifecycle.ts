@@ -8,6 +8,12 @@
  *                                                             ├─▶ REJECTED   (a premise pushed down to the service failed)
  *                                                             └─▶ AMBIGUOUS  (tier 3, outcome unknown) ──resolve──▶ COMMITTED | FAILED
  *
+ * AUTHORIZED → HELD: held again before it is sent, by a relay whose policy in
+ * force holds the effect and finds no valid quorum behind its authorization
+ * (a rule added since it was authorized, or an authorization written by
+ * someone without the right to): operators release or deny it as any held
+ * effect (relay/send-check.ts).
+ *
  * Anything else is an IllegalTransitionError naming both states; the stores
  * check the current state inside the same transaction as the write.
  */
@@ -29,7 +35,7 @@ export const TRANSITIONS: Readonly<Record<State, readonly State[]>> = {
   PROPOSED: ['HELD', 'AUTHORIZED', 'REJECTED'],
   // HELD → HELD journals one operator's release while the quorum is not yet met (outbox/journal-statements.ts).
   HELD: ['HELD', 'AUTHORIZED', 'REJECTED'],
-  AUTHORIZED: ['DISPATCHED', 'REJECTED'],
+  AUTHORIZED: ['DISPATCHED', 'REJECTED', 'HELD'],
   // DISPATCHED → AUTHORIZED ("returned", data { returned, notBefore? }): the target said it
   // definitely did not apply the effect and asked for a wait longer than the gate's
   // max_wait_ms, or said it must start over ('not-applied'); never after an unknown outcome.

@@ -35,7 +35,7 @@ import type { State } from './lifecycle.js'
 import { noReleaseYet, recordedQuorum, recoveredAuthorization, type RecordedQuorum, type ReleaseAuthority } from './outbox/recorded-quorum.js'
 import type { RuleSource } from './outbox/release-check.js'
 import { outcomeOf, type OutcomeStatus, type SubmitOutcome } from './outcome.js'
-import { checkBeforeSend, type SendAuthority } from './relay/send-check.js'
+import { checkBeforeSend, heldAgainData, type SendAuthority } from './relay/send-check.js'
 import { waitsUntilLater } from './returned.js'
 
 export type RecoveryAction =
@@ -255,7 +255,14 @@ async function recoverOne(
     // 'authorize' is itself the quorum check, on the same terms (recorded-quorum.ts).
     if (sendCheck && plan !== 'authorize') {
       const check = checkBeforeSend(snap, await ctx.store.history(snap.effect.id), sendCheck)
-      if (!check.ok) return { ...base, action: 'refused', refused: check.reasons }
+      if (!check.ok) {
+        // A rule in force holds it: held again for operators, as a relay does (relay/send-check.ts).
+        if (!dryRun && check.hold && check.snapshot?.state === 'AUTHORIZED') {
+          const t = await transition(ctx, check.snapshot, 'HELD', heldAgainData(check.hold, check.reasons))
+          return { ...base, action: 'refused', refused: check.reasons, outcome: outcomeOf(t.moved ? t.snap : t.current) }
+        }
+        return { ...base, action: 'refused', refused: check.reasons }
+      }
     }
     if (dryRun) return { ...base, action: 'planned' }
     if (plan === 'authorize' && planned.quorum?.complete) {

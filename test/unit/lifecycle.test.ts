@@ -9,7 +9,7 @@ describe('lifecycle table', () => {
       [
         'PROPOSED>HELD', 'PROPOSED>AUTHORIZED', 'PROPOSED>REJECTED',
         'HELD>HELD', 'HELD>AUTHORIZED', 'HELD>REJECTED',
-        'AUTHORIZED>DISPATCHED', 'AUTHORIZED>REJECTED',
+        'AUTHORIZED>DISPATCHED', 'AUTHORIZED>REJECTED', 'AUTHORIZED>HELD',
         'DISPATCHED>COMMITTED', 'DISPATCHED>FAILED', 'DISPATCHED>REJECTED', 'DISPATCHED>AMBIGUOUS',
         // Returned: the target did not apply it; premises are re-checked before it is sent again.
         'DISPATCHED>AUTHORIZED',

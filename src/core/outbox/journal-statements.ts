@@ -15,9 +15,13 @@ import type { JsonObject } from '../canonical-json.js'
 import { asSigned, type OperatorStatement, type RelayReceiptStatement, type ReleaseStatement, type Signed } from '../crypto/statements.js'
 import type { JournalRecord } from '../stores/store.js'
 
-/** The rule that held the effect: from its first HELD record. */
+/**
+ * The rule that holds the effect now: from its last HELD record (each release
+ * repeats it; an effect held again before sending, AUTHORIZED → HELD, names
+ * the rule in force then).
+ */
 export function heldRule(history: readonly JournalRecord[]): { rule: string; reason?: string } | undefined {
-  const held = history.find((r) => r.state === 'HELD')
+  const held = history.findLast((r) => r.state === 'HELD')
   if (!held || typeof held.data.rule !== 'string') return undefined
   return typeof held.data.reason === 'string' ? { rule: held.data.rule, reason: held.data.reason } : { rule: held.data.rule }
 }

@@ -159,7 +159,7 @@ function verdict(ambiguous: number, unfinished: number, laterFailed: number, dry
     return {
       status: 'refused',
       exitCode: ExitCode.INTEGRITY,
-      message: `${refused} effect${refused === 1 ? ' was' : 's were'} refused: ${refused === 1 ? 'its' : 'their'} journal authorizes ${refused === 1 ? 'it' : 'them'} without the operators' policy or quorum (someone wrote to the store behind Interlock); nothing was sent. Run \`interlock outbox verify\``,
+      message: `${refused} effect${refused === 1 ? ' was' : 's were'} refused: ${refused === 1 ? 'its' : 'their'} journal authorizes ${refused === 1 ? 'it' : 'them'} without the operators' policy or quorum (someone wrote to the store behind Interlock); nothing was sent, and those a rule in force holds are held again for operators. Run \`interlock outbox verify\``,
     }
   }
   if (laterFailed > 0) {

@@ -28,13 +28,14 @@ import { hostname } from 'node:os'
 import { advance } from '../advance.js'
 import type { JsonObject } from '../canonical-json.js'
 import type { OperatorConfig } from '../config/types.js'
+import type { EffectSnapshot } from '../effect.js'
 import type { KeyPair } from '../crypto/keys.js'
 import { InputError, IntegrityError } from '../errors.js'
-import type { GateContext, RetryOptions } from '../gate-context.js'
+import { transition, type GateContext, type RetryOptions } from '../gate-context.js'
 import { DEFAULT_RETRY } from '../gate.js'
 import type { SubmitOutcome } from '../outcome.js'
 import type { RuleSource } from '../outbox/release-check.js'
-import type { Policy } from '../policy.js'
+import type { Hold, Policy } from '../policy.js'
 import { signingStore } from '../stores/signing-store.js'
 import type { ClaimedEffect, Lease, Store, StoreEvent } from '../stores/store.js'
 import { assertTarget, type EffectTarget } from '../targets/target.js'
@@ -46,7 +47,7 @@ import { LeaseBook } from './lease-book.js'
 import { leasedStore } from './leased-store.js'
 import { RelayMetrics } from './metrics.js'
 import { relaySigner } from './relay-signer.js'
-import { checkBeforeSend, type RefusalKind, type SendAuthority, type SendCheck } from './send-check.js'
+import { checkBeforeSend, heldAgainData, type RefusalKind, type SendAuthority, type SendCheck } from './send-check.js'
 
 export interface RelayOptions {
   store: Store
@@ -435,8 +436,20 @@ export class Relay {
     this.refusals.delete(id)
     this.refusals.set(id, { effectId: id, target, kind: check.kind, reasons: check.reasons, at: this.now().toISOString() })
     for (const old of this.refusals.keys()) if (this.refusals.size > REFUSALS_SHOWN) this.refusals.delete(old)
+    // An authorization that does not stand, for an effect a rule in force holds: held again, for operators.
+    if (check.hold && check.snapshot?.state === 'AUTHORIZED' && (await this.holdAgain(check.snapshot, check.hold, check.reasons))) {
+      this.log(`relay ${this.id}: refused effect ${id} on ${target}, nothing sent (${check.kind}): ${check.reasons.join('; ')}; held again under rule "${check.hold.rule}" for operators to release or deny`)
+      return this.giveBack(id)
+    }
     this.log(`relay ${this.id}: refused effect ${id} on ${target}, nothing sent (${check.kind}): ${check.reasons.join('; ')}; parked for ${Math.round(this.parkMs / 1000)} s`)
     await this.park(id, new Date(this.now().getTime() + this.parkMs).toISOString())
+  }
+
+  /** AUTHORIZED → HELD (lifecycle.ts), signed like every record this relay writes; false when the effect moved on first. */
+  private async holdAgain(snap: EffectSnapshot, hold: Hold, reasons: string[]): Promise<boolean> {
+    const t = await transition(this.ctx, snap, 'HELD', heldAgainData(hold, reasons))
+    if (t.moved) this.metrics.outcome(snap.effect.target, 'held')
+    return t.moved
   }
 
   private stillHeld(effectId: string): boolean {

@@ -3,7 +3,8 @@
  * the database can write to. Like a relay (relay/send-check.ts), it sends
  * nothing whose journal authorizes it without the operators' policy or a
  * valid quorum: a forged AUTHORIZED record, appended through the store's own
- * append (so its chain is correct), is refused, reported, and left as it is;
+ * append (so its chain is correct), is refused, reported, and the effect held
+ * again for operators;
  * a genuinely released effect left in flight is finished as before.
  */
 import { afterAll, describe, expect, it } from 'vitest'
@@ -51,7 +52,7 @@ describe.each([
     return { h, store, payments, gate, sweep }
   }
 
-  it('a HELD effect forged to AUTHORIZED (no release) is refused: nothing sent, nothing written, exit 5 naming why', async () => {
+  it('a HELD effect forged to AUTHORIZED (no release) is refused: nothing sent, held again for operators, exit 5 naming why', async () => {
     const { h, store, payments, gate, sweep } = await setUp()
     try {
       const held = await gate.submit(refund('900.00'))
@@ -66,8 +67,11 @@ describe.each([
       const e = result.report!.effects.find((x) => x.effectId === held.effectId)!
       expect(e).toMatchObject({ found: 'AUTHORIZED', action: 'refused' })
       expect(e.refused!.join('\n')).toMatch(/authorized \(record \d+\) without a valid quorum of releases/)
+      expect(e.outcome).toMatchObject({ status: 'held', rule: 'large-refunds' })
       expect(payments.calls.get(held.effectId)).toBeUndefined()
-      expect((await store.history(held.effectId)).length).toBe(before)
+      const after = await store.history(held.effectId)
+      expect(after.length).toBe(before + 1)
+      expect(after.at(-1)).toMatchObject({ state: 'HELD', data: { rule: 'large-refunds', heldAgain: e.refused } })
     } finally {
       await gate.close()
       await store.close()
@@ -85,7 +89,7 @@ describe.each([
       const result = await sweep()
       expect(result.exitCode).toBe(ExitCode.INTEGRITY)
       const byId = new Map(result.report!.effects.map((e) => [e.effectId, e]))
-      expect(byId.get(big)).toMatchObject({ action: 'refused' })
+      expect(byId.get(big)).toMatchObject({ action: 'refused', outcome: { status: 'held' } })
       expect(byId.get(big)!.refused!.join('\n')).toContain('rule "large-refunds" holds it')
       expect(byId.get(small)).toMatchObject({ action: 'resumed', outcome: { status: 'committed' } })
       expect(payments.count(big)).toBe(0)

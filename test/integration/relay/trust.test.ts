@@ -324,7 +324,7 @@ describe.each([
     }
   })
 
-  it('journaled AUTHORIZED without ever being HELD, though the policy in force holds it: refused; one the policy lets through is sent', async () => {
+  it('journaled AUTHORIZED without ever being HELD, though the policy in force holds it: refused and held again for operators, sent once they release it; one the policy lets through is sent', async () => {
     const w = await world(make)
     try {
       // What an agent with write access can journal by itself: PROPOSED and AUTHORIZED in one append.
@@ -341,14 +341,24 @@ describe.each([
       await until(() => w.payments.calls.has(small.id) && (refusedBy(r) >= 1 || w.payments.calls.has(big.id)))
       await r.stop()
       expect(w.received.map((x) => x.id)).toEqual([small.id])
-      expect(await w.states(big.id)).toEqual(['PROPOSED', 'AUTHORIZED'])
-      expect(w.logs.find((l) => l.includes(big.id))).toMatch(/rule "large-refunds" holds it .*but it was authorized \(record \d+\) without being held/)
+      expect(await w.states(big.id)).toEqual(['PROPOSED', 'AUTHORIZED', 'HELD'])
+      const line = w.logs.find((l) => l.includes(big.id))
+      expect(line).toMatch(/rule "large-refunds" holds it .*but it was authorized \(record \d+\) without being held/)
+      expect(line).toContain('held again under rule "large-refunds" for operators to release or deny')
+      // Held again, it is an ordinary held effect: two operators release it and a relay sends it, once.
+      const ctx = (who: string): OperatorContext => ({ store: w.store, operators, policy, key: keys[who]!, clock: systemClock })
+      await releaseEffect(ctx('alice'), big.id)
+      expect((await releaseEffect(ctx('bob'), big.id)).state).toBe('AUTHORIZED')
+      await drain(w, 0)
+      await until(() => w.payments.count(big.id) === 1)
+      expect(w.received.map((x) => x.id)).toEqual([small.id, big.id])
+      expect(await w.states(big.id)).toEqual(['PROPOSED', 'AUTHORIZED', 'HELD', 'HELD', 'HELD', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
     } finally {
       await w.close()
     }
   })
 
-  describe('a forged HELD → AUTHORIZED (its chain correct) is refused before dispatch', () => {
+  describe('a forged HELD → AUTHORIZED (its chain correct) is refused before dispatch and held again', () => {
     type Forgery = (e: Effect, other: { effect: Effect; bobsRelease: JsonObject }) => { releases: JsonObject[]; signers: string[]; why: RegExp }
     const forgeries: [string, Forgery][] = [
       ['carrying untrusted keys', (e) => ({ releases: [release('mallory', e), release('trudy', e)], signers: ['mallory', 'trudy'], why: /"mallory" is not a trusted operator/ })],
@@ -399,11 +409,12 @@ describe.each([
 
         const r = await drain(w, 1)
         expect(w.received.map((x) => x.id)).toEqual([otherId])
-        expect(await w.states(id)).toEqual(before)
+        expect(await w.states(id)).toEqual([...before, 'HELD'])
         expect(refusedBy(r)).toBe(1)
         const line = w.logs.find((l) => l.includes(id))!
         expect(line).toMatch(/\(unauthorized\): it was authorized \(record \d+\) without a valid quorum of releases/)
         expect(line).toMatch(why)
+        expect(line).toContain('held again under rule "large-refunds"')
       } finally {
         await w.close()
       }
