@@ -39,6 +39,8 @@ import { resolveEffect } from '../../src/core/outbox/resolve.js'
 import { verifyExport, verifyStore } from '../../src/core/outbox/verify-sources.js'
 import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { Relay } from '../../src/core/relay/relay.js'
+import { relaySigner } from '../../src/core/relay/relay-signer.js'
+import { signingStore } from '../../src/core/stores/signing-store.js'
 import type { AppendRequest, Store } from '../../src/core/stores/store.js'
 import { HttpTarget } from '../../src/core/targets/http/http-target.js'
 import { S3Target } from '../../src/core/targets/s3/index.js'
@@ -56,6 +58,8 @@ const relayKey = generateKeyPair('relay', 'bytes-relay')
 const operators: OperatorConfig[] = [{ name: 'alice', publicKey: operatorKey.publicKey }]
 // The policy in force (none holds anything) judges the outbox's own authorizations, which carry no relay signature.
 const trust = { operators, relays: [{ name: 'bytes-relay', publicKey: relayKey.publicKey }], policy: new RulesPolicy([]) }
+/** Gates sign what they journal with the relay's key, as openInterlock's gate does when the config has one: verify then checks every record. */
+const signing = { key: relayKey, id: 'bytes-relay' }
 
 /** Every string shown code unit by code unit (non-ASCII as \uXXXX), keys sorted: an exact comparison with a readable diff. */
 function exact(v: unknown): string {
@@ -235,7 +239,7 @@ async function checkJournaled(problems: Problems, store: Store, input: EffectInp
   same(problems, `${label}: the PROPOSED record`, proposed.args, input.args)
 }
 
-/** Journals the effect as a process killed right after `to` leaves it. */
+/** Journals the effect as a process killed right after `to` leaves it (one holding the relay's key: each record signed). */
 async function leave(store: Store, input: EffectInput, tier: Tier, to: 'AUTHORIZED' | 'DISPATCHED' | 'AMBIGUOUS'): Promise<string> {
   const effect = toEffect(input)
   const steps: AppendRequest[] = [
@@ -244,8 +248,13 @@ async function leave(store: Store, input: EffectInput, tier: Tier, to: 'AUTHORIZ
   ]
   if (to !== 'AUTHORIZED') steps.push({ effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: {} })
   if (to === 'AMBIGUOUS') steps.push({ effectId: effect.id, from: 'DISPATCHED', to: 'AMBIGUOUS', data: { reason: 'the connection dropped after the request was written' } })
-  const results = await store.append(steps)
-  expect(results.every((r) => r.ok)).toBe(true)
+  const signed = signingStore(store, relaySigner(signing.id, signing.key, () => new Date()))
+  let after = 0
+  for (const step of steps) {
+    const [r] = await signed.append([{ ...step, after }])
+    expect(r!.ok).toBe(true)
+    if (r!.ok) after = r!.record.seq
+  }
   return effect.id
 }
 
@@ -265,7 +274,7 @@ describe.each(STORES)('payload bytes on %s', (storeName, make) => {
     const ha = await make()
     const storeA = await ha.open()
     const targetsA = targets()
-    a = { h: ha, store: storeA, targets: targetsA, gate: new Gate({ store: storeA, targets: targetsA, retry: { maxAttempts: 2, backoffMs: 1 } }) }
+    a = { h: ha, store: storeA, targets: targetsA, gate: new Gate({ store: storeA, targets: targetsA, retry: { maxAttempts: 2, backoffMs: 1 }, signing }) }
     const hb = await make()
     const storeB = await hb.open()
     const targetsB = targets()
@@ -319,7 +328,7 @@ describe.each(STORES)('payload bytes on %s', (storeName, make) => {
       const reopened = await a.h.open()
       const fresh = targets()
       try {
-        await new Gate({ store: reopened, targets: fresh, retry: { maxAttempts: 2, backoffMs: 1 } }).recover()
+        await new Gate({ store: reopened, targets: fresh, retry: { maxAttempts: 2, backoffMs: 1 }, signing }).recover()
       } finally {
         for (const t of fresh) await t.close?.()
         await reopened.close()
@@ -331,7 +340,7 @@ describe.each(STORES)('payload bytes on %s', (storeName, make) => {
         const input = inputFor(t, p, thread('redispatch'))
         const id = await leave(a.store, input, 3, 'AMBIGUOUS')
         const resolved = await resolveEffect({ store: a.store, operators, policy: new RulesPolicy([]), key: operatorKey, clock: systemClock }, id, 'redispatch')
-        await redispatch(a.store, new Map(a.targets.map((x) => [x.name, x])), resolved.snapshot, { maxAttempts: 2, backoffMs: 1 })
+        await redispatch(a.store, new Map(a.targets.map((x) => [x.name, x])), resolved.snapshot, { maxAttempts: 2, backoffMs: 1 }, operatorKey)
         await check(a.store, input, id, 'redispatch')
       }
 
