@@ -162,7 +162,7 @@ describe('the relay binary decides by its own interlock.toml', () => {
     await db?.drop()
   })
 
-  it('holds by its [[policy.rules]], sends a held effect after releases by its [[operators]], refuses a forged authorization and says so', async () => {
+  it('holds by its [[policy.rules]], sends a held effect after releases by its [[operators]], refuses a forged authorization, says so and holds it again', async () => {
     const keys = Object.fromEntries(['alice', 'bob', 'mallory'].map((n) => [n, generateKeyPair('operator', n)]))
     const extraConfig = `
 [[operators]]
@@ -205,7 +205,9 @@ quorum = 2
       expect(relay.stderr).toMatch(/"mallory" is not a trusted operator/)
       const counts = service.counts()
       expect([big, forged, small].map((e) => applications(counts, 't1', e!.id))).toEqual([1, 0, 1])
-      expect((await deploy.store.history(forged!.id)).at(-1)!.state).toBe('AUTHORIZED')
+      // Refused, and held again for operators (AUTHORIZED → HELD) under the rule in force.
+      expect((await deploy.store.history(forged!.id)).at(-1)).toMatchObject({ state: 'HELD', data: { rule: 'large-refunds' } })
+      expect(relay.stderr).toContain('held again under rule "large-refunds"')
       await until(async () => (await outboxStatus(deploy.store, new Date())).refused.some((r) => r.effectId === forged!.id), 10_000, 'the refusal in the heartbeat')
 
       relay.child.kill('SIGTERM')
