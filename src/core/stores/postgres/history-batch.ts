@@ -15,19 +15,10 @@
  */
 import { verifyHistory } from '../history-check.js'
 import type { JournalRecord } from '../store.js'
-import { toRecord } from './rows.js'
+import { toHistoryRow, type HistoryRecordRow } from './rows.js'
 
 /** One record of a batched read, with its predecessor's hash and its effect's row (null columns when it has none). */
-export interface JoinedRecordRow {
-  journal: string
-  seq: string
-  effect_id: string
-  state: string
-  at: string
-  data: string
-  prev_hash: string
-  hash: string
-  predecessor: string | null
+export interface JoinedRecordRow extends HistoryRecordRow {
   row_journal: string | null
   row_last_seq: string | null
 }
@@ -104,13 +95,5 @@ export class HistoryBatcher {
 function verifyOne(effectId: string, rows: readonly JoinedRecordRow[]): JournalRecord[] {
   const first = rows[0]!
   const last = first.row_journal === null ? undefined : { journal: first.row_journal, seq: Number(first.row_last_seq) }
-  return verifyHistory(
-    effectId,
-    rows.map((r) => ({
-      record: toRecord([r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash]),
-      dataText: r.data,
-      predecessorHash: r.predecessor,
-    })),
-    last,
-  )
+  return verifyHistory(effectId, rows.map(toHistoryRow), last)
 }

@@ -1,6 +1,7 @@
 /** PostgreSQL rows → the port's types. int8 arrives as a string (pg's default), json already parsed. */
 import type { EffectSnapshot, Tier } from '../../effect.js'
 import type { State } from '../../lifecycle.js'
+import type { HistoryRow } from '../history-check.js'
 import { parseRecordData } from '../record-data.js'
 import type { JournalRecord } from '../store.js'
 
@@ -21,6 +22,19 @@ export interface EffectRow {
 
 /** journal, seq, effect_id, state, at, data (text), prev_hash, hash: fetched with rowMode 'array'. */
 export type RecordRow = [string, string, string, string, string, string, string, string]
+
+/** One record of a history read, with the hash of the record before it in its journal (null: none). */
+export interface HistoryRecordRow {
+  journal: string
+  seq: string
+  effect_id: string
+  state: string
+  at: string
+  data: string
+  prev_hash: string
+  hash: string
+  predecessor: string | null
+}
 
 export function toSnapshot(row: EffectRow): EffectSnapshot {
   return {
@@ -44,5 +58,14 @@ export function toRecord(r: RecordRow): JournalRecord {
     data: parseRecordData(r[0], Number(r[1]), r[5]),
     prevHash: r[6],
     hash: r[7],
+  }
+}
+
+/** A history read's row as history-check.ts verifies it: the record, its stored data text and its predecessor's hash. */
+export function toHistoryRow(r: HistoryRecordRow): HistoryRow {
+  return {
+    record: toRecord([r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash]),
+    dataText: r.data,
+    predecessorHash: r.predecessor,
   }
 }

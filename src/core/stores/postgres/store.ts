@@ -36,7 +36,7 @@ import { appendBatch } from './append.js'
 import { HistoryBatcher, type JoinedRecordRow } from './history-batch.js'
 import { isTransientPgError, pgError } from './errors.js'
 import { assertProposals, proposeBatch } from './propose.js'
-import { toRecord, toSnapshot, type EffectRow, type RecordRow } from './rows.js'
+import { toHistoryRow, toRecord, toSnapshot, type EffectRow, type HistoryRecordRow, type RecordRow } from './rows.js'
 import { stateList, statements, type PgAccess, type PgStatements } from './statements.js'
 
 export interface PostgresStoreOptions {
@@ -129,18 +129,10 @@ export class PostgresStore implements Store {
 
   private async historyAlone(effectId: string): Promise<JournalRecord[]> {
     const { rows, effect } = await this.snapshot('reading a history', async (client) => ({
-      rows: (await client.query<RecordRowObject>(this.sql.history, [effectId])).rows,
+      rows: (await client.query<HistoryRecordRow>(this.sql.history, [effectId])).rows,
       effect: (await client.query<EffectRow>(this.sql.effect, [effectId])).rows[0],
     }))
-    return verifyHistory(
-      effectId,
-      rows.map((r) => ({
-        record: toRecord([r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash]),
-        dataText: r.data,
-        predecessorHash: r.predecessor,
-      })),
-      effect && { journal: effect.journal, seq: Number(effect.last_seq) },
-    )
+    return verifyHistory(effectId, rows.map(toHistoryRow), effect && { journal: effect.journal, seq: Number(effect.last_seq) })
   }
 
   async scanInFlight(): Promise<InFlightScan> {
@@ -319,18 +311,6 @@ export class PostgresStore implements Store {
       hint: 'An agent proposes effects and reads its own; relays, operators and auditors use [store] access = "full" (the default) with their own database roles.',
     })
   }
-}
-
-interface RecordRowObject {
-  journal: string
-  seq: string
-  effect_id: string
-  state: string
-  at: string
-  data: string
-  prev_hash: string
-  hash: string
-  predecessor: string | null
 }
 
 async function rollback(client: pg.PoolClient): Promise<boolean> {
