@@ -8,21 +8,16 @@
  * record wakes) and maps the answer back to the port's results.
  */
 import type pg from 'pg'
-import { StoreError } from '../../errors.js'
 import { requestTexts } from '../append-plan.js'
 import { GENESIS_HASH, type AppendRequest, type AppendResult } from '../store.js'
 import { appendStep } from './append-step.js'
+import { assertAnsweredInOrder, writtenRecord, type BatchAnswerRow } from './batch-answer.js'
 import { notifyChannels } from './notify.js'
 import { toSnapshot, type EffectRow } from './rows.js'
 import type { PgStatements } from './statements.js'
 
-interface AppendRow {
-  idx: number
-  ok: boolean
-  journal: string | null
-  seq: string | null
-  prev_hash: string | null
-  hash: string | null
+/** A lost compare-and-set or fencing check answers the effect as it stands (null columns: no such effect). */
+interface AppendRow extends BatchAnswerRow {
   effect: EffectRow['effect'] | null
   tier: number | null
   state: string | null
@@ -64,28 +59,13 @@ export async function appendBatch(
       schema,
     ],
   })
-  if (rows.length !== requests.length) {
-    throw new StoreError(`the append function answered ${rows.length} row(s) for ${requests.length} request(s)`)
-  }
+  assertAnsweredInOrder('append', 'request', rows, requests.length)
   return rows.map((row, i): AppendResult => {
-    const req = requests[row.idx - 1]!
-    if (row.idx !== i + 1) throw new StoreError(`the append function answered request ${row.idx} in place ${i + 1}`)
+    const req = requests[i]!
     if (!row.ok) {
       return { ok: false, current: row.state === null ? null : toSnapshot({ ...row, id: req.effectId } as unknown as EffectRow) }
     }
-    return {
-      ok: true,
-      record: {
-        journal: row.journal!,
-        seq: Number(row.seq),
-        effectId: req.effectId,
-        state: req.to,
-        at,
-        data: texts[i]!.data,
-        prevHash: row.prev_hash!,
-        hash: row.hash!,
-      },
-    }
+    return { ok: true, record: writtenRecord(row, { effectId: req.effectId, state: req.to, at, data: texts[i]!.data }) }
   })
 }
 

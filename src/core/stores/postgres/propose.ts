@@ -13,16 +13,12 @@ import type pg from 'pg'
 import { StoreError } from '../../errors.js'
 import { requestTexts } from '../append-plan.js'
 import type { AppendRequest, AppendResult } from '../store.js'
+import { assertAnsweredInOrder, writtenRecord, type BatchAnswerRow } from './batch-answer.js'
 import { toSnapshot, type EffectRow } from './rows.js'
 import type { PgStatements } from './statements.js'
 
-interface ProposeRow {
-  idx: number
-  ok: boolean
-  journal: string | null
-  seq: string | null
-  prev_hash: string | null
-  hash: string | null
+/** A written proposal comes back with the database's time. */
+interface ProposeRow extends BatchAnswerRow {
   at: string | null
 }
 
@@ -57,32 +53,17 @@ export async function proposeBatch(client: pg.ClientBase, sql: PgStatements, req
       texts.map((t) => t.effectText!),
     ],
   })
-  if (rows.length !== requests.length) {
-    throw new StoreError(`the propose function answered ${rows.length} row(s) for ${requests.length} proposal(s)`)
-  }
+  assertAnsweredInOrder('propose', 'proposal', rows, requests.length)
   const results: AppendResult[] = []
   for (const [i, row] of rows.entries()) {
     const req = requests[i]!
-    if (row.idx !== i + 1) throw new StoreError(`the propose function answered proposal ${row.idx} in place ${i + 1}`)
     if (!row.ok) {
       // It exists and is this role's (another role's raises): read it as it stands now, through the agent's view.
       const current = (await client.query<EffectRow>(sql.effect, [req.effectId])).rows[0]
       results.push({ ok: false, current: current ? toSnapshot(current) : null })
       continue
     }
-    results.push({
-      ok: true,
-      record: {
-        journal: row.journal!,
-        seq: Number(row.seq),
-        effectId: req.effectId,
-        state: 'PROPOSED',
-        at: row.at!,
-        data: texts[i]!.data,
-        prevHash: row.prev_hash!,
-        hash: row.hash!,
-      },
-    })
+    results.push({ ok: true, record: writtenRecord(row, { effectId: req.effectId, state: 'PROPOSED', at: row.at!, data: texts[i]!.data }) })
   }
   return results
 }
