@@ -19,13 +19,14 @@
  *     "anchor": { "statement": AnchorStatement, "signature", "publicKey" } }
  * The statement signs sha256hex(canonicalJson(heads)).
  */
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { closeSync, readFileSync, writeSync } from 'node:fs'
 import { canonicalJson, type JsonObject } from '../canonical-json.js'
 import type { KeyPair } from '../crypto/keys.js'
 import { signStatement, verifySigned } from '../crypto/sign.js'
 import type { AnchorStatement, Signed, SignerRole } from '../crypto/statements.js'
-import { ExitCode, IntegrityError, InterlockError, NotFoundError } from '../errors.js'
+import { IntegrityError, NotFoundError } from '../errors.js'
 import { sha256Hex } from '../hash.js'
+import { openNewFile } from './new-file.js'
 import type { TrustedKey } from './verify.js'
 
 export const ANCHOR_FORMAT = 'interlock-anchor/v1'
@@ -63,16 +64,7 @@ export function signAnchor(heads: readonly JournalHead[], store: string, key: Ke
 }
 
 export function writeAnchor(path: string, file: AnchorFile): void {
-  let fd: number
-  try {
-    fd = openSync(path, 'wx')
-  } catch (cause) {
-    throw new InterlockError('E_ANCHOR_FILE', ExitCode.FAILURE, `cannot write anchor file ${path}: ${(cause as Error).message}`, {
-      hint: 'Choose a new --out: an anchor never overwrites a file.',
-      context: { path },
-      cause,
-    })
-  }
+  const fd = openNewFile(path, 'anchor', 'E_ANCHOR_FILE')
   try {
     writeSync(fd, `${JSON.stringify(file, null, 2)}\n`)
   } finally {

@@ -8,12 +8,13 @@
  * table), so a file cut short, or a record dropped from the end of a journal,
  * fails verification like the store itself would.
  */
-import { createReadStream, createWriteStream, openSync } from 'node:fs'
+import { createReadStream, createWriteStream } from 'node:fs'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
-import { ExitCode, IntegrityError, InterlockError, NotFoundError } from '../errors.js'
+import { IntegrityError, NotFoundError } from '../errors.js'
 import type { State } from '../lifecycle.js'
 import type { JournalRecord, Store } from '../stores/store.js'
+import { openNewFile } from './new-file.js'
 
 export const EXPORT_FORMAT = 'interlock-journal-export/v1'
 
@@ -29,16 +30,7 @@ export async function projectionOf(store: Store): Promise<Projection> {
 export async function exportJournal(store: Store, path: string, now: Date): Promise<{ path: string; records: number; effects: number }> {
   // The projection first: records appended meanwhile then show as extra, never as missing.
   const projection = await projectionOf(store)
-  let fd: number
-  try {
-    fd = openSync(path, 'wx')
-  } catch (cause) {
-    throw new InterlockError('E_EXPORT_FILE', ExitCode.FAILURE, `cannot write export file ${path}: ${(cause as Error).message}`, {
-      hint: 'Choose a new --out: an export never overwrites a file.',
-      context: { path },
-      cause,
-    })
-  }
+  const fd = openNewFile(path, 'export', 'E_EXPORT_FILE')
   const out = createWriteStream('', { fd })
   const write = async (line: string) => {
     if (!out.write(`${line}\n`)) await once(out, 'drain')
