@@ -11,28 +11,15 @@
  */
 import type { RecordSigner } from '../crypto/record-signature.js'
 import { recordData } from './append-plan.js'
-import type { AppendRequest, AppendResult, Store } from './store.js'
+import { rewritingStore } from './rewriting-store.js'
+import type { Store } from './store.js'
 
 export function signingStore(store: Store, signer: RecordSigner): Store {
-  const append = (requests: AppendRequest[]): Promise<AppendResult[]> => {
-    let signed: AppendRequest[]
-    try {
-      signed = requests.map((r) => {
-        if (r.from !== null && r.after === undefined) throw new Error(`a signed append of ${r.from} → ${r.to} for effect ${r.effectId} does not say which record it follows`)
-        const data = r.from === null ? recordData(r) : r.data
-        return { ...r, data: signer.sign(r.effectId, r.from, r.to, r.from === null ? 0 : r.after!, data) }
-      })
-    } catch (e) {
-      return Promise.reject(e)
-    }
-    return store.append(signed)
-  }
-  // Only append changes; every other member is the store's own, bound to it (stores keep private state).
-  return new Proxy(store, {
-    get(target, property) {
-      if (property === 'append') return append
-      const value: unknown = Reflect.get(target, property, target)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
+  return rewritingStore(store, (requests) =>
+    requests.map((r) => {
+      if (r.from !== null && r.after === undefined) throw new Error(`a signed append of ${r.from} → ${r.to} for effect ${r.effectId} does not say which record it follows`)
+      const data = r.from === null ? recordData(r) : r.data
+      return { ...r, data: signer.sign(r.effectId, r.from, r.to, r.from === null ? 0 : r.after!, data) }
+    }),
+  )
 }
