@@ -6,9 +6,9 @@ import type { OutcomeStatus } from '../outcome.js'
 
 export class RelayMetrics {
   /** Finished effects by target and outcome status. */
-  readonly outcomes = new Map<string, number>()
+  readonly outcomes = new TargetCounter('status')
   /** Effects refused before sending, by target and why (send-check.ts). */
-  readonly refusals = new Map<string, number>()
+  readonly refusals = new TargetCounter('reason')
   claimQueries = 0
   claimed = 0
   leasesLost = 0
@@ -21,25 +21,19 @@ export class RelayMetrics {
   lastStoreOkAt = 0
 
   outcome(target: string, status: OutcomeStatus): void {
-    const k = `${target}\u0000${status}`
-    this.outcomes.set(k, (this.outcomes.get(k) ?? 0) + 1)
+    this.outcomes.add(target, status)
   }
 
   refused(target: string, kind: string): void {
-    const k = `${target}\u0000${kind}`
-    this.refusals.set(k, (this.refusals.get(k) ?? 0) + 1)
+    this.refusals.add(target, kind)
   }
 
   totalRefused(): number {
-    let n = 0
-    for (const v of this.refusals.values()) n += v
-    return n
+    return this.refusals.total()
   }
 
   total(status?: OutcomeStatus): number {
-    let n = 0
-    for (const [k, v] of this.outcomes) if (!status || k.endsWith(`\u0000${status}`)) n += v
-    return n
+    return this.outcomes.total(status)
   }
 
   exposition(relay: string): string {
@@ -49,23 +43,12 @@ export class RelayMetrics {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
       for (const [labels, v] of samples) lines.push(`${name}{${labels}} ${v}`)
     }
-    metric(
-      'interlock_relay_effects_total',
-      'counter',
-      'Effects this relay finished working on, by target and outcome status.',
-      [...this.outcomes].map(([k, v]) => {
-        const [target, status] = k.split('\u0000')
-        return [`${r},target="${label(target!)}",status="${status}"`, v]
-      }),
-    )
+    metric('interlock_relay_effects_total', 'counter', 'Effects this relay finished working on, by target and outcome status.', this.outcomes.samples(r))
     metric(
       'interlock_relay_effects_refused_total',
       'counter',
       'Effects refused before sending, nothing sent: their row disagreed with their journal (row-disagrees), their authorization did not stand (unauthorized), or their journal did not verify (journal).',
-      [...this.refusals].map(([k, v]) => {
-        const [target, kind] = k.split('\u0000')
-        return [`${r},target="${label(target!)}",reason="${kind}"`, v]
-      }),
+      this.refusals.samples(r),
     )
     metric('interlock_relay_claimed_total', 'counter', 'Effects claimed.', [[r, this.claimed]])
     metric('interlock_relay_claim_queries_total', 'counter', 'Claim queries sent to the store.', [[r, this.claimQueries]])
@@ -75,6 +58,33 @@ export class RelayMetrics {
     metric('interlock_relay_in_flight', 'gauge', 'Effects claimed and not yet finished.', [[r, this.inFlight]])
     metric('interlock_relay_last_claim_timestamp_seconds', 'gauge', 'When the last claim query answered (Unix seconds).', [[r, this.lastClaimAt / 1000]])
     return `${lines.join('\n')}\n`
+  }
+}
+
+/** A counter by target and one more label (an outcome's status, a refusal's reason). */
+class TargetCounter {
+  private readonly counts = new Map<string, number>()
+
+  constructor(private readonly name: string) {}
+
+  add(target: string, value: string): void {
+    const k = `${target}\u0000${value}`
+    this.counts.set(k, (this.counts.get(k) ?? 0) + 1)
+  }
+
+  /** All counted, or only those with this value. */
+  total(value?: string): number {
+    let n = 0
+    for (const [k, v] of this.counts) if (!value || k.endsWith(`\u0000${value}`)) n += v
+    return n
+  }
+
+  /** Exposition samples, each labelled with `labels` (the relay), its target and its value. */
+  samples(labels: string): [string, number][] {
+    return [...this.counts].map(([k, v]) => {
+      const [target, value] = k.split('\u0000')
+      return [`${labels},target="${label(target!)}",${this.name}="${value}"`, v]
+    })
   }
 }
 
