@@ -9,23 +9,19 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import * as canonical from '../../../src/core/canonical-json.js'
 import { systemClock } from '../../../src/core/clock.js'
-import type { OperatorConfig, PolicyRuleConfig } from '../../../src/core/config/types.js'
+import type { OperatorConfig } from '../../../src/core/config/types.js'
 import { generateKeyPair, type KeyPair } from '../../../src/core/crypto/keys.js'
-import { Gate } from '../../../src/core/gate.js'
 import { denyEffect, releaseEffect } from '../../../src/core/outbox/release.js'
 import { resolveEffect } from '../../../src/core/outbox/resolve.js'
 import { redispatch } from '../../../src/core/outbox/redispatch.js'
 import { exportJournal } from '../../../src/core/outbox/export-file.js'
 import { verifyExport, verifyStore } from '../../../src/core/outbox/verify-sources.js'
 import type { OperatorContext } from '../../../src/core/outbox/operator-context.js'
-import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { recordHash } from '../../../src/core/stores/record-hash.js'
 import type { Store } from '../../../src/core/stores/store.js'
-import { CountingTarget } from '../../helpers/counting-target.js'
-import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type OutboxHarness, type RawRecord } from '../../helpers/outbox-stores.js'
+import { gateWorld, policy, refund, type GateWorld } from '../../helpers/gate-world.js'
+import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type RawRecord } from '../../helpers/outbox-stores.js'
 
-const RULE: PolicyRuleConfig = { name: 'large-refunds', target: 'payments', when: [{ arg: 'amount', above: '500.00', currency: 'USD' }], quorum: 2, releaseTtlMs: 3_600_000 }
-const policy = new RulesPolicy([RULE])
 const keys: Record<string, KeyPair> = Object.fromEntries(['alice', 'bob', 'mallory'].map((n) => [n, generateKeyPair('operator', n)]))
 const operators: OperatorConfig[] = ['alice', 'bob'].map((n) => ({ name: n, publicKey: keys[n]!.publicKey }))
 const ctx = (store: Store, who: string): OperatorContext => ({ store, operators, policy, key: keys[who]!, clock: systemClock })
@@ -33,28 +29,8 @@ const trust = { operators, policy }
 
 afterAll(() => dropOutboxDatabase())
 
-interface World {
-  h: OutboxHarness
-  store: Store
-  gate: Gate
-  payments: CountingTarget
-  mail: CountingTarget
-  close(): Promise<void>
-}
-
-async function world(make: () => Promise<OutboxHarness>): Promise<World> {
-  const h = await make()
-  const store = await h.open()
-  const payments = new CountingTarget('payments', 1)
-  const mail = new CountingTarget('mail', 3)
-  const gate = new Gate({ store, targets: [payments, mail], policy, retry: { maxAttempts: 1, backoffMs: 0 } })
-  return { h, store, gate, payments, mail, close: async () => { await gate.close(); await store.close(); await h.dispose() } }
-}
-
-const refund = (amount: string, thread = 'agent-1') => ({ thread, target: 'payments', action: 'refund', args: { amount, currency: 'USD' }, premises: { charge: 'ch_1' } })
-
 /** A journal with a held-then-released effect, a small refund and a denied one. */
-async function busyJournal(w: World): Promise<string> {
+async function busyJournal(w: GateWorld): Promise<string> {
   const big = await w.gate.submit(refund('900.00'))
   await w.gate.submit(refund('12.00'))
   await releaseEffect(ctx(w.store, 'alice'), big.effectId)
@@ -120,7 +96,7 @@ describe.each([
   ['PostgreSQL', postgresOutbox],
 ])('operators on %s', (_kind, make) => {
   it('a release below quorum is journaled HELD → HELD; the one that completes it authorizes; the gate dispatches once', async () => {
-    const w = await world(make)
+    const w = await gateWorld(make)
     try {
       const held = await w.gate.submit(refund('900.00'))
       expect(held).toMatchObject({ status: 'held', rule: 'large-refunds' })
@@ -145,7 +121,7 @@ describe.each([
   })
 
   it('two operators releasing the same effect at once: one AUTHORIZED carrying both signatures, none lost', async () => {
-    const w = await world(make)
+    const w = await gateWorld(make)
     const other = await w.h.open()
     try {
       for (let i = 0; i < 6; i++) {
@@ -167,7 +143,7 @@ describe.each([
   })
 
   it('a denial rejects the effect with the signed reason; nothing is dispatched', async () => {
-    const w = await world(make)
+    const w = await gateWorld(make)
     try {
       const held = await w.gate.submit(refund('800.00'))
       const denied = await denyEffect(ctx(w.store, 'bob'), held.effectId, 'looks like fraud')
@@ -183,7 +159,7 @@ describe.each([
   })
 
   it('an untrusted or mismatched key cannot release', async () => {
-    const w = await world(make)
+    const w = await gateWorld(make)
     try {
       const held = await w.gate.submit(refund('800.00'))
       await expect(releaseEffect(ctx(w.store, 'mallory'), held.effectId)).rejects.toMatchObject({ code: 'E_UNTRUSTED_KEY' })
@@ -196,7 +172,7 @@ describe.each([
   })
 
   it('AMBIGUOUS is resolved by a signed resolution: applied, not applied, or explicitly sent again', async () => {
-    const w = await world(make)
+    const w = await gateWorld(make)
     try {
       const ambiguous = async (to: string) => {
         w.mail.faults.push({ kind: 'unknown' })
@@ -226,7 +202,7 @@ describe.each([
 
   describe('verify finds tampering', () => {
     it('a clean journal verifies, from the store and from an export', async () => {
-      const w = await world(make)
+      const w = await gateWorld(make)
       try {
         await busyJournal(w)
         const report = await verifyStore(w.store, trust)
@@ -241,7 +217,7 @@ describe.each([
 
     for (const [name, tamper, expected] of TAMPERS) {
       it(`${name}: in the store and in an export`, async () => {
-        const w = await world(make)
+        const w = await gateWorld(make)
         try {
           await busyJournal(w)
           const file = join(mkdtempSync(join(tmpdir(), 'interlock-export-')), 'journal.jsonl')
@@ -271,7 +247,7 @@ describe.each([
     }
 
     it('an export cut short is refused', async () => {
-      const w = await world(make)
+      const w = await gateWorld(make)
       try {
         await busyJournal(w)
         const file = join(mkdtempSync(join(tmpdir(), 'interlock-export-')), 'journal.jsonl')

@@ -10,50 +10,27 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import type { OperatorConfig, PolicyRuleConfig } from '../../../src/core/config/types.js'
+import type { OperatorConfig } from '../../../src/core/config/types.js'
 import { IntegrityError } from '../../../src/core/errors.js'
 import { Gate } from '../../../src/core/gate.js'
 import { exportJournal } from '../../../src/core/outbox/export-file.js'
 import { verifyExport, verifyStore } from '../../../src/core/outbox/verify-sources.js'
-import { RulesPolicy } from '../../../src/core/policy/rules.js'
-import type { Store } from '../../../src/core/stores/store.js'
 import { CountingTarget } from '../../helpers/counting-target.js'
-import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type OutboxHarness } from '../../helpers/outbox-stores.js'
+import { gateWorld, messages, policy, refund } from '../../helpers/gate-world.js'
+import { dropOutboxDatabase, postgresOutbox, sqliteOutbox } from '../../helpers/outbox-stores.js'
 import { flipByte, forge, withData } from '../../helpers/tamper.js'
 
-const RULE: PolicyRuleConfig = { name: 'large-refunds', target: 'payments', when: [{ arg: 'amount', above: '500.00', currency: 'USD' }], quorum: 2, releaseTtlMs: 3_600_000 }
-const policy = new RulesPolicy([RULE])
 const operators: OperatorConfig[] = []
 const trust = { operators, policy }
 
 afterAll(() => dropOutboxDatabase())
-
-interface World {
-  h: OutboxHarness
-  store: Store
-  gate: Gate
-  payments: CountingTarget
-  close(): Promise<void>
-}
-
-async function world(make: () => Promise<OutboxHarness>): Promise<World> {
-  const h = await make()
-  const store = await h.open()
-  const payments = new CountingTarget('payments', 1)
-  const gate = new Gate({ store, targets: [payments], policy, retry: { maxAttempts: 1, backoffMs: 0 } })
-  return { h, store, gate, payments, close: async () => { await gate.close(); await store.close(); await h.dispose() } }
-}
-
-const refund = (amount: string, thread = 'agent-1') => ({ thread, target: 'payments', action: 'refund', args: { amount, currency: 'USD', to: 'acct_1' }, premises: { charge: 'ch_1' } })
-
-const messages = (r: { problems: { message: string }[] }) => r.problems.map((p) => p.message)
 
 describe.each([
   ['SQLite', sqliteOutbox],
   ['PostgreSQL', postgresOutbox],
 ] as const)('verify against forgeries on %s', (_name, make) => {
   it('args rewritten in the proposal, the chain recomputed and the effects row matched: the recomputed id differs', async () => {
-    const w = await world(make)
+    const w = await gateWorld(make)
     try {
       const small = await w.gate.submit(refund('12.00'))
       expect((await verifyStore(w.store, trust)).ok).toBe(true)
@@ -67,7 +44,7 @@ describe.each([
   })
 
   it('an effect a rule of the policy in force holds, authorized straight from PROPOSED by a gate without the policy', async () => {
-    const w = await world(make)
+    const w = await gateWorld(make)
     try {
       // A gate built by hand without the config's policy (or anyone who can write the tables): nothing holds the refund.
       const handle = await new Gate({ store: w.store, targets: [new CountingTarget('payments', 1)] }).submit(refund('900.00'))
@@ -88,7 +65,7 @@ describe.each([
   })
 
   it('an effect held under another rule than the one in force holds it by (whose quorum could be smaller)', async () => {
-    const w = await world(make)
+    const w = await gateWorld(make)
     try {
       const held = await w.gate.submit(refund('900.00'))
       expect(held.status).toBe('held')
@@ -102,7 +79,7 @@ describe.each([
 
   describe('a record that no longer parses', () => {
     it('one flipped byte in its data: verify, history and show fail as integrity errors naming journal and record', async () => {
-      const w = await world(make)
+      const w = await gateWorld(make)
       try {
         const small = await w.gate.submit(refund('12.00'))
         await w.gate.submit(refund('13.00'))
@@ -122,7 +99,7 @@ describe.each([
     })
 
     it('with the chain recomputed over the damaged text: recovery\'s scan and history name the record too', async () => {
-      const w = await world(make)
+      const w = await gateWorld(make)
       try {
         const held = await w.gate.submit(refund('900.00'))
         expect(held.status).toBe('held')
@@ -139,7 +116,7 @@ describe.each([
     })
 
     it('in an export: the line is named by its journal and record', async () => {
-      const w = await world(make)
+      const w = await gateWorld(make)
       try {
         await w.gate.submit(refund('12.00'))
         const file = join(mkdtempSync(join(tmpdir(), 'interlock-export-')), 'journal.jsonl')
@@ -162,7 +139,7 @@ describe.each([
 
 describe('an effects row that no longer parses (SQLite keeps the row\'s JSON as text)', () => {
   it('a lookup fails as an integrity error naming the effect and the column', async () => {
-    const w = await world(sqliteOutbox)
+    const w = await gateWorld(sqliteOutbox)
     try {
       const small = await w.gate.submit(refund('12.00'))
       await w.h.exec("UPDATE effects SET effect = '[' || substr(effect, 2) WHERE id = ?", [small.effectId])

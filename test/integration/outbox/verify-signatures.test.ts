@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../../src/core/canonical-json.js'
 import { systemClock } from '../../../src/core/clock.js'
-import type { OperatorConfig, PolicyRuleConfig } from '../../../src/core/config/types.js'
+import type { OperatorConfig } from '../../../src/core/config/types.js'
 import { generateKeyPair } from '../../../src/core/crypto/keys.js'
 import { recordSignatureOf, recordSigner } from '../../../src/core/crypto/record-signature.js'
 import { Gate } from '../../../src/core/gate.js'
@@ -23,16 +23,13 @@ import { Outbox } from '../../../src/core/outbox/outbox.js'
 import { redispatch } from '../../../src/core/outbox/redispatch.js'
 import { resolveEffect } from '../../../src/core/outbox/resolve.js'
 import { verifyStore } from '../../../src/core/outbox/verify-sources.js'
-import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { Relay } from '../../../src/core/relay/relay.js'
 import { relaySigner } from '../../../src/core/relay/relay-signer.js'
-import type { Store } from '../../../src/core/stores/store.js'
 import { CountingTarget } from '../../helpers/counting-target.js'
+import { gateWorld, messages, policy, refund } from '../../helpers/gate-world.js'
 import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type OutboxHarness } from '../../helpers/outbox-stores.js'
 import { forge, withData } from '../../helpers/tamper.js'
 
-const RULE: PolicyRuleConfig = { name: 'large-refunds', target: 'payments', when: [{ arg: 'amount', above: '500.00', currency: 'USD' }], quorum: 2, releaseTtlMs: 3_600_000 }
-const policy = new RulesPolicy([RULE])
 const relayKey = generateKeyPair('relay', 'relay-1')
 const rogueKey = generateKeyPair('relay', 'relay-1')
 const alice = generateKeyPair('operator', 'alice')
@@ -44,34 +41,9 @@ const withKeys = { operators, policy, relays }
 
 afterAll(() => dropOutboxDatabase())
 
-interface World {
-  h: OutboxHarness
-  store: Store
-  gate: Gate
-  payments: CountingTarget
-  mail: CountingTarget
-  close(): Promise<void>
-}
-
 /** A store of the kind, and an inline gate that signs what it journals with the relay's key (or, `signing: false`, as before records were signed). */
-async function world(make: () => Promise<OutboxHarness>, options: { signing?: boolean } = {}): Promise<World> {
-  const h = await make()
-  const store = await h.open()
-  const payments = new CountingTarget('payments', 1)
-  const mail = new CountingTarget('mail', 3)
-  const gate = new Gate({
-    store,
-    targets: [payments, mail],
-    policy,
-    retry: { maxAttempts: 1, backoffMs: 0 },
-    signing: options.signing === false ? undefined : { key: relayKey, id: 'relay-1' },
-  })
-  return { h, store, gate, payments, mail, close: async () => { await gate.close(); await store.close(); await h.dispose() } }
-}
-
-const refund = (amount: string, thread = 'agent-1') => ({ thread, target: 'payments', action: 'refund', args: { amount, currency: 'USD', to: 'acct_1' }, premises: { charge: 'ch_1' } })
-
-const messages = (r: { problems: { message: string }[] }) => r.problems.map((p) => p.message)
+const world = (make: () => Promise<OutboxHarness>, options: { signing?: boolean } = {}) =>
+  gateWorld(make, { signing: options.signing === false ? undefined : { key: relayKey, id: 'relay-1' } })
 
 describe.each([
   ['SQLite', sqliteOutbox],
