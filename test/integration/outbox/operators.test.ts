@@ -17,10 +17,10 @@ import { redispatch } from '../../../src/core/outbox/redispatch.js'
 import { exportJournal } from '../../../src/core/outbox/export-file.js'
 import { verifyExport, verifyStore } from '../../../src/core/outbox/verify-sources.js'
 import type { OperatorContext } from '../../../src/core/outbox/operator-context.js'
-import { recordHash } from '../../../src/core/stores/record-hash.js'
 import type { Store } from '../../../src/core/stores/store.js'
 import { gateWorld, policy, refund, type GateWorld } from '../../helpers/gate-world.js'
 import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type RawRecord } from '../../helpers/outbox-stores.js'
+import { rechain } from '../../helpers/tamper.js'
 
 const keys: Record<string, KeyPair> = Object.fromEntries(['alice', 'bob', 'mallory'].map((n) => [n, generateKeyPair('operator', n)]))
 const operators: OperatorConfig[] = ['alice', 'bob'].map((n) => ({ name: n, publicKey: keys[n]!.publicKey }))
@@ -39,18 +39,6 @@ async function busyJournal(w: GateWorld): Promise<string> {
   const denied = await w.gate.submit(refund('700.00'))
   await denyEffect(ctx(w.store, 'alice'), denied.effectId, 'customer already refunded by hand')
   return big.effectId
-}
-
-/** Re-hashes a journal from `from` on, as a forger with write access would, so only signatures can tell. */
-function rechain(rows: RawRecord[], journal: string): RawRecord[] {
-  let prev: string | undefined
-  return rows.map((r) => {
-    if (r.journal !== journal) return r
-    const prevHash = prev ?? r.prev_hash
-    const hash = recordHash({ journal: r.journal, seq: r.seq, effectId: r.effect_id, state: r.state as never, at: r.at, data: r.data, prevHash })
-    prev = hash
-    return { ...r, prev_hash: prevHash, hash }
-  })
 }
 
 const TAMPERS: [string, (rows: RawRecord[]) => RawRecord[], RegExp][] = [
@@ -75,7 +63,7 @@ const TAMPERS: [string, (rows: RawRecord[]) => RawRecord[], RegExp][] = [
       const sig = Buffer.from(data.release.signature, 'base64url')
       sig[10]! ^= 1
       data.release.signature = sig.toString('base64url')
-      return rechain(rows.map((r, j) => (j === i ? { ...r, data: canonical.canonicalJson(data) } : r)), rows[i]!.journal)
+      return rechain(rows.map((r, j) => (j === i ? { ...r, data: canonical.canonicalJson(data) } : r)))
     },
     /release signature by alice that does not verify/,
   ],
@@ -85,7 +73,7 @@ const TAMPERS: [string, (rows: RawRecord[]) => RawRecord[], RegExp][] = [
       const i = rows.findIndex((r) => r.state === 'AUTHORIZED' && r.data.includes('"releases"'))
       const data = JSON.parse(rows[i]!.data)
       data.releases = []
-      return rechain(rows.map((r, j) => (j === i ? { ...r, data: canonical.canonicalJson(data) } : r)), rows[i]!.journal)
+      return rechain(rows.map((r, j) => (j === i ? { ...r, data: canonical.canonicalJson(data) } : r)))
     },
     /authorizes a held effect with 0 valid releases unexpired when the last was journaled; rule "large-refunds" needs 2/,
   ],
