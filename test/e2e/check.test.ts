@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Ajv } from 'ajv'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
 import { install } from '../../src/core/stores/migrate.js'
 import { GithubEmulator } from '../emulators/github.js'
@@ -18,7 +18,7 @@ import { S3Emulator } from '../emulators/s3.js'
 import { SendgridEmulator } from '../emulators/sendgrid.js'
 import { SlackEmulator } from '../emulators/slack.js'
 import { StripeEmulator } from '../emulators/stripe.js'
-import { interlock, type Run } from '../helpers/cli.js'
+import { assertCliBuilt, interlock, type Run } from '../helpers/cli.js'
 import { tempRepo, type TempRepo } from '../helpers/git-repo.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 
@@ -44,8 +44,7 @@ const bob = generateKeyPair('operator', 'bob').publicKey
 const validate = new Ajv({ strict: false }).compile(JSON.parse(readFileSync(join(import.meta.dirname, '../../schemas/check-report.schema.json'), 'utf8')))
 
 beforeAll(async () => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
+  assertCliBuilt()
   await Promise.all([stripe.start(), github.start(), s3.start(), sendgrid.start(), slack.start()])
   s3.createBucket('effects')
   db = await createTestDatabase()

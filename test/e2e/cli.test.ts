@@ -5,8 +5,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, inject, it } from 'vitest'
-import { interlock } from '../helpers/cli.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { assertCliBuilt, interlock } from '../helpers/cli.js'
 
 const SECRET = 'sk_live_e2e_Zq81xv'
 
@@ -41,10 +41,7 @@ tier = 7
 url = "https://payments.example.com/v1/refunds"
 `
 
-beforeAll(() => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
-})
+beforeAll(assertCliBuilt)
 
 describe('interlock config show', () => {
   it('prints the config for people and exits 0', async () => {

@@ -9,12 +9,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Config } from '@oclif/core'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
-import { interlock } from '../helpers/cli.js'
+import { assertCliBuilt, interlock } from '../helpers/cli.js'
 
-beforeAll(() => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
-})
+beforeAll(assertCliBuilt)
 
 describe('every command --help', () => {
   it('has a summary, a description and at least one example, and --help prints them', async () => {

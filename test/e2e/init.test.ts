@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/core/config/load.js'
 import { initTemplate } from '../../src/core/config/init-template.js'
 import { TARGET_TYPES } from '../../src/core/targets/registry.js'
@@ -18,7 +18,7 @@ import { S3Emulator } from '../emulators/s3.js'
 import { SendgridEmulator } from '../emulators/sendgrid.js'
 import { SlackEmulator } from '../emulators/slack.js'
 import { StripeEmulator } from '../emulators/stripe.js'
-import { interlock } from '../helpers/cli.js'
+import { assertCliBuilt, interlock } from '../helpers/cli.js'
 import { tempRepo } from '../helpers/git-repo.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 
@@ -30,8 +30,7 @@ const slack = new SlackEmulator()
 let db: TestDatabase
 
 beforeAll(async () => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
+  assertCliBuilt()
   await Promise.all([stripe.start(), github.start(), s3.start(), sendgrid.start(), slack.start()])
   s3.createBucket('effects')
   db = await createTestDatabase()

@@ -6,15 +6,12 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { latestVersion, loadMigrations, fileName } from '../../src/core/stores/migrations.js'
-import { interlock } from '../helpers/cli.js'
+import { assertCliBuilt, interlock } from '../helpers/cli.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 
-beforeAll(() => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
-})
+beforeAll(assertCliBuilt)
 
 function folder(config: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-e2e-install-'))

@@ -26,15 +26,12 @@ import type { State } from '../../src/core/lifecycle.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
 import { HttpTarget } from '../../src/core/targets/http/http-target.js'
-import { interlock } from '../helpers/cli.js'
+import { assertCliBuilt, interlock } from '../helpers/cli.js'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const OLD_SWITCHES = ['INTERLOCK_UNSAFE_SEND_BEFORE_DURABLE', 'INTERLOCK_UNSAFE_NEW_KEY_ON_RETRY', 'INTERLOCK_UNSAFE_SKIP_PREMISE_CHECK', 'INTERLOCK_UNSAFE_RESEND_TIER3']
 
-beforeAll(() => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
-})
+beforeAll(assertCliBuilt)
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

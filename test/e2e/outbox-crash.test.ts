@@ -9,7 +9,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/core/config/load.js'
 import { CRASH_ENV } from '../../src/core/crash-points.js'
 import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
@@ -19,15 +19,14 @@ import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
 import { createTargets } from '../../src/core/targets/registry.js'
-import { interlock } from '../helpers/cli.js'
+import { assertCliBuilt, interlock } from '../helpers/cli.js'
 import { startHttpService, type HttpService } from '../helpers/http-service.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 
 let service: HttpService
 let db: TestDatabase
 beforeAll(async () => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
+  assertCliBuilt()
   service = await startHttpService()
   db = await createTestDatabase()
 })

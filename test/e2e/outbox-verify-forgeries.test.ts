@@ -7,20 +7,17 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { beforeAll, describe, expect, inject, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/core/canonical-json.js'
 import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
 import { Gate, type GateOptions } from '../../src/core/gate.js'
 import { RulesPolicy } from '../../src/core/policy/rules.js'
-import { interlock } from '../helpers/cli.js'
+import { assertCliBuilt, interlock } from '../helpers/cli.js'
 import { CountingTarget } from '../helpers/counting-target.js'
 import { sqliteOutbox, type OutboxHarness } from '../helpers/outbox-stores.js'
 import { flipByte, forge, withData } from '../helpers/tamper.js'
 
-beforeAll(() => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
-})
+beforeAll(assertCliBuilt)
 
 const relayKey = generateKeyPair('relay', 'relay-1')
 const alice = generateKeyPair('operator', 'alice')

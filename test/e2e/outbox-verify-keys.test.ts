@@ -7,17 +7,14 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, inject, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { generateKeyPair, writeKeyFile, type KeyPair } from '../../src/core/crypto/keys.js'
 import { toEffect } from '../../src/core/effect.js'
 import { relaySigner } from '../../src/core/relay/relay-signer.js'
 import { openStore } from '../../src/core/stores/open.js'
-import { interlock } from '../helpers/cli.js'
+import { assertCliBuilt, interlock } from '../helpers/cli.js'
 
-beforeAll(() => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
-})
+beforeAll(assertCliBuilt)
 
 const relay1 = generateKeyPair('relay', 'relay-1')
 const rogue = generateKeyPair('relay', 'rogue')

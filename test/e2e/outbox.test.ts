@@ -6,18 +6,15 @@
 import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, inject, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/core/config/load.js'
 import { Gate } from '../../src/core/gate.js'
 import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { openStore } from '../../src/core/stores/open.js'
-import { interlock, type Run } from '../helpers/cli.js'
+import { assertCliBuilt, interlock, type Run } from '../helpers/cli.js'
 import { CountingTarget } from '../helpers/counting-target.js'
 
-beforeAll(() => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
-})
+beforeAll(assertCliBuilt)
 
 const json = (run: Run) => JSON.parse(run.stdout)
 const BOB = { BOB_PASS: 'correct horse battery staple' }

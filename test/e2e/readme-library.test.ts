@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
+import { assertCliBuilt } from '../helpers/cli.js'
 import { tempRepo, type TempRepo } from '../helpers/git-repo.js'
 
 let repo: TempRepo
 beforeAll(async () => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
+  assertCliBuilt()
   repo = await tempRepo({ 'CHANGELOG.md': '# Changes\n' })
 })
 afterAll(() => repo?.cleanup())

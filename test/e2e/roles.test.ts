@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/core/config/load.js'
 import type { PostgresStoreConfig } from '../../src/core/config/types.js'
 import { generateKeyPair, writeKeyFile, type KeyPair } from '../../src/core/crypto/keys.js'
@@ -27,14 +27,11 @@ import { latestVersion } from '../../src/core/stores/migrations.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { leaseStatements } from '../../src/core/stores/postgres/leases.js'
 import { GENESIS_HASH, type AppendRequest, type Store } from '../../src/core/stores/store.js'
-import { interlock, type Run } from '../helpers/cli.js'
+import { assertCliBuilt, interlock, type Run } from '../helpers/cli.js'
 import { CountingTarget } from '../helpers/counting-target.js'
 import { createTestDatabase, testServerUrl, type TestDatabase } from '../helpers/pg.js'
 
-beforeAll(() => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
-})
+beforeAll(assertCliBuilt)
 
 const SCHEMA = 'ops'
 const PASSWORD = 'role-test-password'

@@ -15,7 +15,7 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/core/config/load.js'
 import type { InterlockConfig, StoreConfig } from '../../src/core/config/types.js'
 import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
@@ -26,7 +26,7 @@ import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
 import { createTargets } from '../../src/core/targets/registry.js'
-import { interlock, type Run } from '../helpers/cli.js'
+import { assertCliBuilt, interlock, type Run } from '../helpers/cli.js'
 import { startEchoService, type EchoService } from '../helpers/echo-service.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 import { relayReady, startRelayProc } from '../helpers/relay-procs.js'
@@ -35,8 +35,7 @@ import { dumpStore, expectNoLeak, SECRET_ENV } from '../helpers/secret-leaks.js'
 let echo: EchoService
 let db: TestDatabase
 beforeAll(async () => {
-  const buildError = inject('cliBuildError')
-  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
+  assertCliBuilt()
   echo = await startEchoService()
   db = await createTestDatabase()
 })

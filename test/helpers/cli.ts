@@ -9,6 +9,16 @@ export interface Run {
   stderr: string
 }
 
+/**
+ * Fails with the compiler's output when the CLI did not build (build-once.ts
+ * hands it over instead of aborting the run), so a file that runs the binary
+ * says why rather than failing on a missing file. Call it in beforeAll.
+ */
+export function assertCliBuilt(): void {
+  const buildError = inject('cliBuildError')
+  if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
+}
+
 export function interlock(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<Run> {
   const bin = join(inject('cliRoot'), 'bin', 'run.js')
   return new Promise((resolve, reject) => {

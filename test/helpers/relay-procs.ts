@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { inject } from 'vitest'
+import { assertCliBuilt } from './cli.js'
 
 export interface RelayProc {
   readonly id: string
@@ -17,8 +18,7 @@ export interface RelayProc {
 }
 
 export function startRelayProc(id: string, args: string[], cwd: string, env: Record<string, string> = {}): RelayProc {
-  const built = inject('cliBuildError')
-  if (built) throw new Error(`the CLI did not build:\n${built}`)
+  assertCliBuilt()
   const bin = join(inject('cliRoot'), 'bin', 'run.js')
   const child = spawn(process.execPath, [bin, 'relay', '--relay-id', id, ...args], {
     cwd,
