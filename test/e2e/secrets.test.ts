@@ -30,7 +30,7 @@ import { assertCliBuilt, interlock, type Run } from '../helpers/cli.js'
 import { startEchoService, type EchoService } from '../helpers/echo-service.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 import { relayReady, startRelayProc } from '../helpers/relay-procs.js'
-import { dumpStore, expectNoLeak, SECRET_ENV } from '../helpers/secret-leaks.js'
+import { dumpStore, expectNoLeak, SECRET_ENV, secretHookToml } from '../helpers/secret-leaks.js'
 
 let echo: EchoService
 let db: TestDatabase
@@ -49,8 +49,6 @@ const REDACTION = /\*\*\*|\[redacted\]/
 
 function configText(store: StoreConfig): string {
   const storeToml = store.kind === 'sqlite' ? `path = "journal.db"` : `kind = "postgres"\nurl = "${store.url}"\nschema = "${store.schema}"`
-  const hook = (path: string) => `${echo.url}${path}/hooks/\${HOOK_TOKEN}?sig=\${HOOK_TOKEN}`
-  const premise = `${echo.url}/anything/resource?token=\${HOOK_TOKEN}`
   return `[store]
 ${storeToml}
 
@@ -61,30 +59,9 @@ backoff_ms = 10
 [relay]
 key = "relay.key"
 
-[targets.hook_ok]
-type = "http"
-tier = 3
-url = "${hook('/anything')}"
-premise_url = "${premise}"
-headers = { Authorization = "Bearer \${API_TOKEN}" }
-timeout_ms = 3000
-
-[targets.hook_refused]
-type = "http"
-tier = 3
-url = "${hook('')}"
-premise_url = "${premise}"
-headers = { Authorization = "Bearer \${API_TOKEN}" }
-timeout_ms = 3000
-
-[targets.hook_down]
-type = "http"
-tier = 3
-url = "${hook('/fail/500')}"
-premise_url = "${premise}"
-headers = { Authorization = "Bearer \${API_TOKEN}" }
-timeout_ms = 3000
-`
+${secretHookToml('hook_ok', echo.url, '/anything')}
+${secretHookToml('hook_refused', echo.url, '')}
+${secretHookToml('hook_down', echo.url, '/fail/500')}`
 }
 
 interface Deployment {

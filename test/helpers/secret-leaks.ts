@@ -18,6 +18,24 @@ export const HOOK_TOKEN = `hk~"quo\\te <x>{y}|^'@:$!*(),;ü_9Z`
 export const API_TOKEN = `ak~"x\\y'z<w>{v}#1`
 export const SECRET_ENV = { HOOK_TOKEN, API_TOKEN }
 
+/**
+ * An interlock.toml table for a webhook target on the echo service
+ * (echo-service.ts) that takes both secrets from the environment: its URL's
+ * path and query carry `${HOOK_TOKEN}`, its header `${API_TOKEN}`, and its
+ * premise read sends the token and has it said back.
+ * @param path what the echo service does with the send: '/anything' says it back, '' answers 404 quoting the URL, '/fail/500' fails quoting it
+ */
+export function secretHookToml(name: string, echoUrl: string, path = '/anything'): string {
+  return `[targets.${name}]
+type = "http"
+tier = 3
+url = "${echoUrl}${path}/hooks/\${HOOK_TOKEN}?sig=\${HOOK_TOKEN}"
+premise_url = "${echoUrl}/anything/resource?token=\${HOOK_TOKEN}"
+headers = { Authorization = "Bearer \${API_TOKEN}" }
+timeout_ms = 3000
+`
+}
+
 function spellingsOf(s: string): string[] {
   const json = JSON.stringify(s).slice(1, -1)
   const html = (t: string) => t.replace(/["'&<>]/g, (c) => ({ '"': '&quot;', "'": '&#39;', '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!)

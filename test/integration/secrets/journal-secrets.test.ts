@@ -21,7 +21,7 @@ import { createTargets } from '../../../src/core/targets/registry.js'
 import type { EffectTarget } from '../../../src/core/targets/target.js'
 import { startEchoService, type EchoService } from '../../helpers/echo-service.js'
 import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type OutboxHarness } from '../../helpers/outbox-stores.js'
-import { dumpStore, expectNoLeak, HOOK_TOKEN, SECRET_ENV } from '../../helpers/secret-leaks.js'
+import { dumpStore, expectNoLeak, HOOK_TOKEN, SECRET_ENV, secretHookToml } from '../../helpers/secret-leaks.js'
 
 let echo: EchoService
 beforeAll(async () => {
@@ -34,16 +34,7 @@ afterAll(async () => {
 
 /** A webhook whose URL carries the token and whose premise read says it back. */
 function webhookConfig(): InterlockConfig {
-  const text = `
-[targets.hook]
-type = "http"
-tier = 3
-url = "${echo.url}/anything/hooks/\${HOOK_TOKEN}?sig=\${HOOK_TOKEN}"
-premise_url = "${echo.url}/anything/resource?token=\${HOOK_TOKEN}"
-headers = { Authorization = "Bearer \${API_TOKEN}" }
-timeout_ms = 3000
-`
-  return parseConfig(text, { file: '/etc/interlock/interlock.toml', env: SECRET_ENV })
+  return parseConfig(secretHookToml('hook', echo.url), { file: '/etc/interlock/interlock.toml', env: SECRET_ENV })
 }
 
 /** A target of one's own that says the secret back in every way a service might. */
