@@ -13,21 +13,16 @@
  * after that record, recovery and reconcile send nothing before the time the
  * service named, and then send it exactly once.
  */
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { CRASH_ENV, type CrashPoint } from '../../src/core/crash-points.js'
+import type { CrashPoint } from '../../src/core/crash-points.js'
 import { toEffect, type Tier } from '../../src/core/effect.js'
 import { Gate } from '../../src/core/gate.js'
 import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
 import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { createTargets } from '../../src/core/targets/registry.js'
-import { runTsChild } from '../helpers/child.js'
 import type { ServiceFault } from '../helpers/http-service.js'
-import { checkInvariants, verifyJournal } from './invariants.js'
 import { pointRig, TIERS } from './point-rig.js'
-import type { ChildPlan } from './submit-child.js'
 
 interface Branch {
   point: CrashPoint
@@ -60,14 +55,8 @@ describe.each(stores)('crash points off the straight path, on %s', (storeName, s
     const input = { thread: `branch-${storeName}-${b.point}-${b.tier}`, target: 'svc', action: 'charge', args: { amount: '900.00' } }
     const id = toEffect(input).id
     const rules = b.held ? [{ name: 'big-charges', target: 'svc', when: [{ arg: 'amount', above: '500.00' }], quorum: 1, releaseTtlMs: 3_600_000 }] : undefined
-    const plan: ChildPlan = { store: storeConfig(), targets, effects: [input], rules }
-    const planFile = join(rig.dir, `${storeName}-${b.point}-${b.tier}.json`)
-    writeFileSync(planFile, JSON.stringify(plan))
     if (b.fault) rig.service.setFault(b.fault, { times: 1 })
-
-    const child = await runTsChild('test/crash/submit-child.ts', [planFile], { [CRASH_ENV]: b.point })
-    rig.service.clearFaults()
-    expect(child.signal, child.stderr).toBe('SIGKILL')
+    await rig.killAt('submit-child', b.point, { store: storeConfig(), targets, effects: [input], rules }, `${storeName}-${b.point}-${b.tier}`)
     expect((rig.service.requests().filter((r) => r.effectId === id)).length).toBe(b.held ? 0 : 1)
 
     const store = await openStore(storeConfig())
@@ -80,15 +69,7 @@ describe.each(stores)('crash points off the straight path, on %s', (storeName, s
       expect(applications(b.tier, id)).toBe(b.applied)
       // Nothing was sent again: the only request for the effect is the child's.
       expect((rig.service.requests().filter((r) => r.effectId === id)).length).toBe(b.held ? 0 : 1)
-      const violations = await checkInvariants(store, {
-        effects: [{ effectId: id, tier: b.tier, stale: false }],
-        applications: (e) => applications(b.tier, e),
-        crashedInWindow: new Set(b.state === 'AMBIGUOUS' ? [id] : []),
-        unsure: new Set(),
-        sentEarly: new Set(),
-      })
-      expect(violations).toEqual([])
-      expect(await verifyJournal(store)).toEqual([])
+      await rig.expectWhole(store, { id, tier: b.tier, crashedInWindow: b.state === 'AMBIGUOUS' })
     } finally {
       await gate.close()
       await store.close()
@@ -105,14 +86,8 @@ describe.each(stores)('killed after-returned, on %s', (storeName, storeConfig) =
     const targets = { svc: targetFor(tier) }
     const input = { thread: `returned-${storeName}-${tier}`, target: 'svc', action: 'charge', args: { amount: '12.00' } }
     const id = toEffect(input).id
-    const plan: ChildPlan = { store: storeConfig(), targets, effects: [input], retry: { maxWaitMs: 100 } }
-    const planFile = join(rig.dir, `${storeName}-returned-${tier}.json`)
-    writeFileSync(planFile, JSON.stringify(plan))
     rig.service.setFault({ kind: 'status', status: 429, retryAfter: '2' }, { times: 1 })
-
-    const child = await runTsChild('test/crash/submit-child.ts', [planFile], { [CRASH_ENV]: 'after-returned' })
-    rig.service.clearFaults()
-    expect(child.signal, child.stderr).toBe('SIGKILL')
+    await rig.killAt('submit-child', 'after-returned', { store: storeConfig(), targets, effects: [input], retry: { maxWaitMs: 100 } }, `${storeName}-returned-${tier}`)
     const sent = () => rig.service.requests().filter((r) => r.effectId === id).length
 
     const store = await openStore(storeConfig())
@@ -134,15 +109,7 @@ describe.each(stores)('killed after-returned, on %s', (storeName, storeConfig) =
       expect((await store.get(id))!.state).toBe('COMMITTED')
       expect(applications(tier, id)).toBe(1)
       expect(sent()).toBe(2)
-      const violations = await checkInvariants(store, {
-        effects: [{ effectId: id, tier, stale: false }],
-        applications: (e) => applications(tier, e),
-        crashedInWindow: new Set(),
-        unsure: new Set(),
-        sentEarly: new Set(),
-      })
-      expect(violations).toEqual([])
-      expect(await verifyJournal(store)).toEqual([])
+      await rig.expectWhole(store, { id, tier })
     } finally {
       await gate.close()
       await store.close()

@@ -16,10 +16,8 @@
  * claims the effect must still send nothing before the time the service
  * named, and then send it exactly once.
  */
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { CRASH_ENV, type CrashPoint } from '../../src/core/crash-points.js'
+import type { CrashPoint } from '../../src/core/crash-points.js'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { toEffect } from '../../src/core/effect.js'
 import { Outbox } from '../../src/core/outbox/outbox.js'
@@ -28,17 +26,21 @@ import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { Relay } from '../../src/core/relay/relay.js'
 import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
+import type { Store } from '../../src/core/stores/store.js'
 import { createTargets } from '../../src/core/targets/registry.js'
-import { runTsChild } from '../helpers/child.js'
-import { checkInvariants, verifyJournal } from './invariants.js'
+import type { EffectTarget } from '../../src/core/targets/target.js'
 import { pointRig, TIERS } from './point-rig.js'
-import type { ChildPlan } from './submit-child.js'
 
 // The relay authorizes (agents only propose), so its first durable step is AUTHORIZED.
 export const RELAY_POINTS: CrashPoint[] = ['after-authorized', 'after-dispatched', 'after-apply', 'after-committed']
 
 const rig = pointRig('interlock-crash-relay')
 const { targetFor, applications, stores } = rig
+
+/** The relay that takes the effect over once the killed one's lease runs out. */
+function nextRelay(store: Store, targets: EffectTarget[], relayId: string): Relay {
+  return new Relay({ store, targets, relayId, key: generateKeyPair('relay', relayId), policy: new RulesPolicy([]), leaseMs: 2000, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
+}
 
 describe.each(stores)('relay crash points on %s', (storeName, storeConfig) => {
   beforeAll(async () => {
@@ -50,16 +52,11 @@ describe.each(stores)('relay crash points on %s', (storeName, storeConfig) => {
       const targets = { svc: targetFor(tier) }
       const input = { thread: `relay-crash-${storeName}-${tier}-${point}`, target: 'svc', action: 'charge', args: { amount: '1.00' } }
       const id = toEffect(input).id
-      const plan: ChildPlan = { store: storeConfig(), targets, effects: [input] }
-      const planFile = join(rig.dir, `relay-${storeName}-${tier}-${point}.json`)
-      writeFileSync(planFile, JSON.stringify(plan))
-
-      const child = await runTsChild('test/crash/relay-child.ts', [planFile], { [CRASH_ENV]: point })
-      expect(child.signal, child.stderr).toBe('SIGKILL')
+      await rig.killAt('relay-child', point, { store: storeConfig(), targets, effects: [input] }, `relay-${storeName}-${tier}-${point}`)
 
       const store = await openStore(storeConfig())
       const live = [...createTargets(targets).values()]
-      const relay = new Relay({ store, targets: live, relayId: 'recovering-relay', key: generateKeyPair('relay', 'recovering-relay'), policy: new RulesPolicy([]), leaseMs: 2000, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
+      const relay = nextRelay(store, live, 'recovering-relay')
       const outbox = new Outbox({ store, targets: live, pollMs: 20 })
       try {
         await relay.start()
@@ -71,15 +68,7 @@ describe.each(stores)('relay crash points on %s', (storeName, storeConfig) => {
         if (tier === 3 && inWindow) expect(outcome.status).toBe('ambiguous')
         else expect(outcome.status).toBe('committed')
         expect(applications(tier, id)).toBe(tier === 3 && point === 'after-dispatched' ? 0 : 1)
-        const violations = await checkInvariants(store, {
-          effects: [{ effectId: id, tier, stale: false }],
-          applications: (e) => applications(tier, e),
-          crashedInWindow: new Set(inWindow ? [id] : []),
-          unsure: new Set(),
-          sentEarly: new Set(),
-        })
-        expect(violations).toEqual([])
-        expect(await verifyJournal(store)).toEqual([])
+        await rig.expectWhole(store, { id, tier, crashedInWindow: inWindow })
       } finally {
         await relay.stop().catch(() => {})
         await outbox.close()
@@ -99,19 +88,13 @@ describe.each(stores)('relay killed after-returned on %s', (storeName, storeConf
     const targets = { svc: targetFor(tier) }
     const input = { thread: `relay-returned-${storeName}-${tier}`, target: 'svc', action: 'charge', args: { amount: '3.00' } }
     const id = toEffect(input).id
-    const plan: ChildPlan = { store: storeConfig(), targets, effects: [input], retry: { maxWaitMs: 100 } }
-    const planFile = join(rig.dir, `relay-returned-${storeName}-${tier}.json`)
-    writeFileSync(planFile, JSON.stringify(plan))
     rig.service.setFault({ kind: 'status', status: 429, retryAfter: '4' }, { times: 1 })
     const sent = () => rig.service.requests().filter((r) => r.effectId === id).length
-
-    const child = await runTsChild('test/crash/relay-child.ts', [planFile], { [CRASH_ENV]: 'after-returned' })
-    rig.service.clearFaults()
-    expect(child.signal, child.stderr).toBe('SIGKILL')
+    await rig.killAt('relay-child', 'after-returned', { store: storeConfig(), targets, effects: [input], retry: { maxWaitMs: 100 } }, `relay-returned-${storeName}-${tier}`)
 
     const store = await openStore(storeConfig())
     const live = [...createTargets(targets).values()]
-    const relay = new Relay({ store, targets: live, relayId: 'next-relay', key: generateKeyPair('relay', 'next-relay'), policy: new RulesPolicy([]), leaseMs: 2000, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
+    const relay = nextRelay(store, live, 'next-relay')
     const outbox = new Outbox({ store, targets: live, pollMs: 20 })
     try {
       const snap = (await store.get(id))!
@@ -129,15 +112,7 @@ describe.each(stores)('relay killed after-returned on %s', (storeName, storeConf
       expect(applications(tier, id)).toBe(1)
       const history = await store.history(id)
       expect(Date.parse(history.find((r, i) => i > 2 && r.state === 'DISPATCHED')!.at)).toBeGreaterThanOrEqual(notBefore)
-      const violations = await checkInvariants(store, {
-        effects: [{ effectId: id, tier, stale: false }],
-        applications: (e) => applications(tier, e),
-        crashedInWindow: new Set(),
-        unsure: new Set(),
-        sentEarly: new Set(),
-      })
-      expect(violations).toEqual([])
-      expect(await verifyJournal(store)).toEqual([])
+      await rig.expectWhole(store, { id, tier })
     } finally {
       await relay.stop().catch(() => {})
       await outbox.close()

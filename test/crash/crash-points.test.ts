@@ -9,20 +9,15 @@
  * Then one reconcile-effects pass, and the harness's invariants
  * (invariants.ts). Relay mode's points are in crash-points-relay.test.ts.
  */
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { CRASH_ENV, type CrashPoint } from '../../src/core/crash-points.js'
+import type { CrashPoint } from '../../src/core/crash-points.js'
 import { toEffect } from '../../src/core/effect.js'
 import { Gate } from '../../src/core/gate.js'
 import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
 import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { createTargets } from '../../src/core/targets/registry.js'
-import { runTsChild } from '../helpers/child.js'
-import { checkInvariants, verifyJournal } from './invariants.js'
 import { pointRig, TIERS } from './point-rig.js'
-import type { ChildPlan } from './submit-child.js'
 
 const POINTS: CrashPoint[] = ['after-proposed', 'after-authorized', 'after-dispatched', 'after-apply', 'after-committed']
 const IN_FLIGHT_WINDOW: CrashPoint[] = ['after-dispatched', 'after-apply']
@@ -40,12 +35,7 @@ describe.each(stores)('crash points on %s', (storeName, storeConfig) => {
       const targets = { svc: targetFor(tier) }
       const input = { thread: `crash-${storeName}-${tier}-${point}`, target: 'svc', action: 'charge', args: { amount: '1.00' } }
       const id = toEffect(input).id
-      const plan: ChildPlan = { store: storeConfig(), targets, effects: [input] }
-      const planFile = join(rig.dir, `${storeName}-${tier}-${point}.json`)
-      writeFileSync(planFile, JSON.stringify(plan))
-
-      const child = await runTsChild('test/crash/submit-child.ts', [planFile], { [CRASH_ENV]: point })
-      expect(child.signal, child.stderr).toBe('SIGKILL')
+      await rig.killAt('submit-child', point, { store: storeConfig(), targets, effects: [input] }, `${storeName}-${tier}-${point}`)
 
       const store = await openStore(storeConfig())
       const gate = new Gate({ store, targets: createTargets(targets).values(), retry: { maxAttempts: 3, backoffMs: 10 } })
@@ -65,15 +55,7 @@ describe.each(stores)('crash points on %s', (storeName, storeConfig) => {
         await reconcileEffects({ store, storeConfig: storeConfig(), targets: createTargets(targets).values(), olderThanMs: 0, concurrency: 1 })
         expect((await store.get(id))!.state).toBe(final)
         expect(applications(tier, id)).toBeLessThanOrEqual(1)
-        const violations = await checkInvariants(store, {
-          effects: [{ effectId: id, tier, stale: false }],
-          applications: (e) => applications(tier, e),
-          crashedInWindow: new Set(IN_FLIGHT_WINDOW.includes(point) ? [id] : []),
-          unsure: new Set(),
-          sentEarly: new Set(),
-        })
-        expect(violations).toEqual([])
-        expect(await verifyJournal(store)).toEqual([])
+        await rig.expectWhole(store, { id, tier, crashedInWindow: IN_FLIGHT_WINDOW.includes(point) })
       } finally {
         await gate.close()
         await store.close()

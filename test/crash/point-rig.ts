@@ -1,18 +1,24 @@
 /**
  * What the crash-point tests share (crash-points*.test.ts): a scratch
  * directory, the HTTP service whose own ledger judges every run, a PostgreSQL
- * database, the service's endpoint for each tier, and the two stores.
+ * database, the service's endpoint for each tier, and the two stores; a child
+ * killed at an armed point, and the invariants checked after recovery.
  * Call `pointRig(prefix)` at the top of a test file: it registers the
  * beforeAll/afterAll hooks and its fields are ready inside tests.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
 import type { StoreConfig, TargetConfig } from '../../src/core/config/types.js'
+import { CRASH_ENV, type CrashPoint } from '../../src/core/crash-points.js'
 import type { Tier } from '../../src/core/effect.js'
+import type { Store } from '../../src/core/stores/store.js'
+import { runTsChild } from '../helpers/child.js'
 import { startHttpService, type HttpService } from '../helpers/http-service.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
+import { checkInvariants, verifyJournal } from './invariants.js'
+import type { ChildPlan } from './submit-child.js'
 
 export const TIERS: Tier[] = [1, 2, 3]
 
@@ -25,6 +31,20 @@ export interface PointRig {
   applications(tier: Tier, id: string): number
   /** [name, config] of each store, for describe.each. */
   readonly stores: [string, () => StoreConfig][]
+  /**
+   * Writes `plan` to `<name>.json`, runs the child (submit-child.ts journals
+   * through a gate, relay-child.ts through an outbox and a relay) with `point`
+   * armed, and expects it SIGKILLed there. Any fault the test set on the
+   * service for the child is cleared once it is gone.
+   */
+  killAt(child: 'submit-child' | 'relay-child', point: CrashPoint, plan: ChildPlan, name: string): Promise<void>
+  /**
+   * After recovery: the invariants (invariants.ts) hold for the one effect,
+   * judged by the service's own count, and the whole journal verifies.
+   * `crashedInWindow`: the crash fell between DISPATCHED and COMMITTED, so a
+   * tier-3 AMBIGUOUS is expected rather than a violation.
+   */
+  expectWhole(store: Store, effect: { id: string; tier: Tier; crashedInWindow?: boolean }): Promise<void>
 }
 
 export function pointRig(prefix: string): PointRig {
@@ -45,6 +65,10 @@ export function pointRig(prefix: string): PointRig {
     if (!service) throw new Error('pointRig: the service starts in beforeAll; use it inside tests')
     return service
   }
+  const applications = (tier: Tier, id: string): number => {
+    const c = svc().counts()
+    return (tier === 1 ? c.idempotent : c.plain)[id] ?? 0
+  }
   return {
     get dir() {
       return dir
@@ -59,13 +83,31 @@ export function pointRig(prefix: string): PointRig {
       if (tier === 2) return { ...base, tier, url: `${url}/plain`, queryUrl: `${url}/applied/{effect_id}` }
       return { ...base, tier, url: `${url}/plain` }
     },
-    applications(tier, id) {
-      const c = svc().counts()
-      return (tier === 1 ? c.idempotent : c.plain)[id] ?? 0
-    },
+    applications,
     stores: [
       ['sqlite', () => ({ kind: 'sqlite', path: join(dir, 'journal.db') })],
       ['postgres', () => ({ kind: 'postgres', url: pgDb!.url, schema: 'interlock' })],
     ],
+    async killAt(child, point, plan, name) {
+      const planFile = join(dir, `${name}.json`)
+      writeFileSync(planFile, JSON.stringify(plan))
+      try {
+        const run = await runTsChild(`test/crash/${child}.ts`, [planFile], { [CRASH_ENV]: point })
+        expect(run.signal, run.stderr).toBe('SIGKILL')
+      } finally {
+        svc().clearFaults()
+      }
+    },
+    async expectWhole(store, { id, tier, crashedInWindow = false }) {
+      const violations = await checkInvariants(store, {
+        effects: [{ effectId: id, tier, stale: false }],
+        applications: (e) => applications(tier, e),
+        crashedInWindow: new Set(crashedInWindow ? [id] : []),
+        unsure: new Set(),
+        sentEarly: new Set(),
+      })
+      expect(violations).toEqual([])
+      expect(await verifyJournal(store)).toEqual([])
+    },
   }
 }
