@@ -2,7 +2,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { JsonObject } from '../../../src/core/canonical-json.js'
-import { toEffect, type Effect } from '../../../src/core/effect.js'
+import { toEffect } from '../../../src/core/effect.js'
 import { ConfigError, DispatchFault, InputError } from '../../../src/core/errors.js'
 import { GithubTarget, type GithubTargetOptions, type GithubTargetSettings } from '../../../src/core/targets/github/index.js'
 import { githubFault } from '../../../src/core/targets/github/faults.js'
@@ -11,6 +11,7 @@ import type { FaultMode } from '../../emulators/emulator.js'
 import { GithubEmulator } from '../../emulators/github.js'
 import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
 import { dispatchFault } from '../../helpers/dispatch-fault.js'
+import { thenMeanwhile } from '../../helpers/meanwhile.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
 const THREAD = 'agent-1'
@@ -121,13 +122,7 @@ describe('GitHub merge premises', () => {
   it('a head that moves between the check and the merge: GitHub answers 409 (sha pushed down), REJECTED with its message', async () => {
     const pr = gh.openPull()
     const input = await mergeInput(pr.number)
-    const t = sg.gate.target('gh') as GithubTarget
-    const check = t.validatePremises.bind(t)
-    t.validatePremises = async (e: Effect) => {
-      const violations = await check(e)
-      gh.pushToPull(pr.number, 'pushed in the gap')
-      return violations
-    }
+    thenMeanwhile(sg.gate.target('gh'), () => gh.pushToPull(pr.number, 'pushed in the gap'))
     const out = await sg.gate.submit(input)
     expect(out).toMatchObject({ status: 'rejected', violations: [expect.stringContaining('409): Head branch was modified. Review and try the merge again.')] })
     expect(sent('PUT', '/merge')).toBe(1)
@@ -404,14 +399,8 @@ describe('GitHub compensation: a revert commit through the same gate', () => {
   it('a push between the check and the ref update is refused by GitHub (no fast-forward): REJECTED, the push survives', async () => {
     const { effect, receipt } = await merged()
     const comp = await sg.gate.target('gh').compensation!(effect, receipt)
-    const t = sg.gate.target('gh') as GithubTarget
-    const check = t.validatePremises.bind(t)
     let pushed = ''
-    t.validatePremises = async (e: Effect) => {
-      const v = await check(e)
-      pushed = gh.commitOn('main', 'pushed in the gap').sha
-      return v
-    }
+    thenMeanwhile(sg.gate.target('gh'), () => (pushed = gh.commitOn('main', 'pushed in the gap').sha))
     const out = await sg.gate.submit({ thread: THREAD, target: 'gh', ...comp })
     expect(out).toMatchObject({ status: 'rejected', violations: [expect.stringContaining('Update is not a fast forward')] })
     expect(gh.branches.get('main')).toBe(pushed)

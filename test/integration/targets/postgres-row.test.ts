@@ -14,6 +14,7 @@ import type { ApplyContext } from '../../../src/core/targets/target.js'
 import { ACCOUNT, createOrdersDb, type OrdersDb } from '../../helpers/orders-db.js'
 import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
 import { dispatchFault } from '../../helpers/dispatch-fault.js'
+import { thenMeanwhile } from '../../helpers/meanwhile.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
 const ARGS = { order_id: 'o-1', account_id: ACCOUNT, amount: '12.50' }
@@ -93,13 +94,8 @@ describe('postgres_row through a real gate', () => {
   it('rejects through the FOR UPDATE re-check when the premise changes after validation and before apply', async () => {
     const g = await gateWith(() => {
       const t = target()
-      const validate = t.validatePremises.bind(t)
       // Another session changes the account right after the gate's check passed.
-      t.validatePremises = async (effect) => {
-        const violations = await validate(effect)
-        await o.admin.query("UPDATE accounts SET status = 'frozen' WHERE id = $1", [ACCOUNT])
-        return violations
-      }
+      thenMeanwhile(t, () => o.admin.query("UPDATE accounts SET status = 'frozen' WHERE id = $1", [ACCOUNT]))
       return [t]
     })
     const premises = await g.gate.capture('orders', 'insert', ARGS)

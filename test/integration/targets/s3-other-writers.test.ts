@@ -11,6 +11,7 @@ import { S3Target } from '../../../src/core/targets/s3/index.js'
 import type { ApplyContext } from '../../../src/core/targets/target.js'
 import { S3Emulator } from '../../emulators/s3.js'
 import { dispatchFault } from '../../helpers/dispatch-fault.js'
+import { thenMeanwhile } from '../../helpers/meanwhile.js'
 import { journalDispatched, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
@@ -62,16 +63,8 @@ async function recoverOne(effect?: Effect) {
   return acted[0]!
 }
 
-/** A target whose premise check is followed by another writer's change: the gap a pushed-down condition closes. */
-function thenMeanwhile(name: 's3' | 's3v', change: () => void): void {
-  const t = sg.gate.target(name) as S3Target
-  const check = t.validatePremises.bind(t)
-  t.validatePremises = async (e: Effect) => {
-    const v = await check(e)
-    change()
-    return v
-  }
-}
+/** The named S3 target, with another writer's change after its premise check. */
+const meanwhile = (name: 's3' | 's3v', change: () => void) => thenMeanwhile(sg.gate.target(name), change)
 
 describe('S3 deletes are conditional (If-Match), not a check and then a delete', () => {
   it('a compensation delete meets another writer\'s object put after the premise check: 412, REJECTED, their object survives', async () => {
@@ -80,7 +73,7 @@ describe('S3 deletes are conditional (If-Match), not a check and then a delete',
     if (put.status !== 'committed') throw new Error(put.status)
     const comp = await sg.gate.target('s3').compensation!(toEffect(input), put.receipt)
     expect(comp).toMatchObject({ action: 'delete', premises: { exists: true, etag: put.receipt.etag } })
-    thenMeanwhile('s3', () => s3.putDirect('docs', 'made.txt', 'theirs'))
+    meanwhile('s3', () => s3.putDirect('docs', 'made.txt', 'theirs'))
     const out = await sg.gate.submit({ thread: THREAD, target: 's3', ...comp })
     expect(out).toMatchObject({ status: 'rejected', violations: [expect.stringContaining('answered 412: the object is no longer the one the decision saw (PreconditionFailed')] })
     expect(s3.current('docs', 'made.txt')!.body.toString()).toBe('theirs')
@@ -92,11 +85,11 @@ describe('S3 deletes are conditional (If-Match), not a check and then a delete',
     s3.putDirect('history', 'b.txt', 'v1')
     s3.putDirect('history', 'c.txt', 'v1')
     const [a, b, c] = [await captured('s3v', 'delete', { key: 'a.txt' }), await captured('s3v', 'delete', { key: 'b.txt' }), await captured('s3v', 'delete', { key: 'c.txt' })]
-    thenMeanwhile('s3v', () => s3.putDirect('history', 'a.txt', 'v2'))
+    meanwhile('s3v', () => s3.putDirect('history', 'a.txt', 'v2'))
     expect(await sg.gate.submit(a)).toMatchObject({ status: 'rejected', violations: [expect.stringContaining('answered 412')] })
-    thenMeanwhile('s3v', () => s3.deleteDirect('history', 'b.txt'))
+    meanwhile('s3v', () => s3.deleteDirect('history', 'b.txt'))
     expect(await sg.gate.submit(b)).toMatchObject({ status: 'rejected', violations: [expect.stringContaining('answered 404: the object is no longer the one the decision saw (NoSuchKey')] })
-    thenMeanwhile('s3v', () => undefined)
+    meanwhile('s3v', () => undefined)
     expect(await sg.gate.submit(c)).toMatchObject({ status: 'committed', receipt: { deleted: true } })
     expect(s3.current('history', 'a.txt')!.body.toString()).toBe('v2')
     expect(s3.current('history', 'c.txt')).toBeUndefined()
@@ -226,7 +219,7 @@ describe('S3 409 ConditionalRequestConflict', () => {
     expect(s3.current('docs', 'c.txt')!.etag).not.toBe(was.etag)
 
     s3.delayNext(150)
-    thenMeanwhile('s3', () => setTimeout(() => s3.putDirect('docs', 'c.txt', 'v3'), 50))
+    meanwhile('s3', () => setTimeout(() => s3.putDirect('docs', 'c.txt', 'v3'), 50))
     const out = await sg.gate.submit(await captured('s3', 'put', { key: 'c.txt', body: 'ours again' }))
     expect(out).toMatchObject({ status: 'rejected', violations: [expect.stringContaining('answered 412')] })
     expect(s3.current('docs', 'c.txt')!.body.toString()).toBe('v3')

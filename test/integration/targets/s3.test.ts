@@ -12,6 +12,7 @@ import type { FaultMode } from '../../emulators/emulator.js'
 import { S3Emulator } from '../../emulators/s3.js'
 import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
 import { dispatchFault } from '../../helpers/dispatch-fault.js'
+import { thenMeanwhile } from '../../helpers/meanwhile.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
 const THREAD = 'agent-1'
@@ -67,16 +68,6 @@ async function fault(p: Promise<unknown>): Promise<DispatchFault> {
   expect(text).not.toContain(s3.secretAccessKey)
   expect(text).not.toContain(s3.accessKeyId)
   return e as DispatchFault
-}
-
-/** A target whose premise check is followed by another writer's change: the gap the push-down closes. */
-function thenMeanwhile(t: S3Target, change: () => void): void {
-  const check = t.validatePremises.bind(t)
-  t.validatePremises = async (e: Effect) => {
-    const v = await check(e)
-    change()
-    return v
-  }
 }
 
 describe('S3 put through a gate on SQLite', () => {
