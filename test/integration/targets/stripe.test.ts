@@ -258,14 +258,20 @@ describe('A re-apply more than a day after the dispatch: the key may be pruned, 
     expect(await fault(down.apply(toEffect(input(refund({ amount: '1.00' }))), { attempt: 1, recovering: true, dispatchedAt: Date.now() }))).toMatchObject({ kind: 'not-sent' })
   })
 
-  it('recovery a day later: back to AUTHORIZED, the changed charge rejects it; no refund', async () => {
+  /** A refund whose premises were captured and whose first send never reached Stripe, journaled DISPATCHED; then a day passes, for the gate and for Stripe. */
+  async function dispatchedADayAgo() {
     const later = () => Date.now() + 25 * HOUR
     const h = await gate({}, {}, { now: later })
     const args = refund()
     const e = toEffect(input(args, await h.gate.capture('payments', 'refund', args)))
     await journalDispatched(h.store, e, 1)
-    // The first send never reached Stripe; a day passes; meanwhile someone refunds part of the charge by hand.
     stripe.clock = later
+    return { h, e }
+  }
+
+  it('recovery a day later: back to AUTHORIZED, the changed charge rejects it; no refund', async () => {
+    const { h, e } = await dispatchedADayAgo()
+    // Meanwhile someone refunds part of the charge by hand.
     stripe.updateCharge('ch_usd', { amount_refunded: 4000 })
     const report = await (await h.restart()).gate.recover()
     expect(report.effects).toMatchObject([{ effectId: e.id, found: 'DISPATCHED', outcome: { status: 'rejected' } }])
@@ -276,12 +282,7 @@ describe('A re-apply more than a day after the dispatch: the key may be pruned, 
   })
 
   it('recovery a day later, the charge unchanged: premises checked again, then one new POST, one refund', async () => {
-    const later = () => Date.now() + 25 * HOUR
-    const h = await gate({}, {}, { now: later })
-    const args = refund()
-    const e = toEffect(input(args, await h.gate.capture('payments', 'refund', args)))
-    await journalDispatched(h.store, e, 1)
-    stripe.clock = later
+    const { h, e } = await dispatchedADayAgo()
     const report = await (await h.restart()).gate.recover()
     expect(report.effects).toMatchObject([{ effectId: e.id, outcome: { status: 'committed' } }])
     expect((await h.store.history(e.id)).map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
