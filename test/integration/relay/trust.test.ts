@@ -121,6 +121,21 @@ async function drain(w: World, refusals: number, over: Partial<RelayOptions> = {
   return r
 }
 
+/**
+ * A relay drains and refuses `id`: nothing reaches the target, the journal
+ * stays at `states`, one refusal is counted, and the relay's log line for the
+ * effect matches `why`. Returns the relay and that line for further checks.
+ */
+async function expectRefused(w: World, id: string, states: string[], why: RegExp, over: Partial<RelayOptions> = {}): Promise<{ r: Relay; line: string }> {
+  const r = await drain(w, 1, over)
+  expect(w.received).toEqual([])
+  expect(await w.states(id)).toEqual(states)
+  expect(refusedBy(r)).toBe(1)
+  const line = w.logs.find((l) => l.includes(id))
+  expect(line).toMatch(why)
+  return { r, line: line! }
+}
+
 async function until(cond: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms
   while (!cond()) {
@@ -226,12 +241,13 @@ describe.each([
       const forged = { ...row.effect, args: { amount: '99999.00', recipient: 'acct_mallory' } }
       await w.h.exec('UPDATE effects SET effect = ? WHERE id = ?', [canonicalJson(forged as unknown as JsonObject), id])
 
-      const r = await drain(w, 1, { healthPort: 0 })
-      expect(w.received).toEqual([])
-      expect(await w.states(id)).toEqual(['PROPOSED', 'HELD', 'HELD', 'HELD', 'AUTHORIZED'])
-      expect(refusedBy(r)).toBe(1)
-      const line = w.logs.find((l) => l.includes(id))
-      expect(line).toMatch(/refused effect [0-9a-f]{64} on payments, nothing sent \(row-disagrees\): its effects row disagrees with its journal: args/)
+      const { r, line } = await expectRefused(
+        w,
+        id,
+        ['PROPOSED', 'HELD', 'HELD', 'HELD', 'AUTHORIZED'],
+        /refused effect [0-9a-f]{64} on payments, nothing sent \(row-disagrees\): its effects row disagrees with its journal: args/,
+        { healthPort: 0 },
+      )
       expect(line).not.toContain('99999')
       expect(r.metrics.exposition(r.id)).toContain('interlock_relay_effects_refused_total{relay="trusted",target="payments",reason="row-disagrees"} 1')
 
@@ -261,11 +277,7 @@ describe.each([
       const id = await w.released(refund('901.00'))
       const row = (await w.store.get(id))!
       await w.h.exec('UPDATE effects SET effect = ? WHERE id = ?', [canonicalJson({ ...row.effect, premises: { charge: 'ch_other', balance: '99999.00' } } as unknown as JsonObject), id])
-      const r = await drain(w, 1)
-      expect(w.received).toEqual([])
-      expect(await w.states(id)).toEqual(['PROPOSED', 'HELD', 'HELD', 'HELD', 'AUTHORIZED'])
-      expect(refusedBy(r)).toBe(1)
-      expect(w.logs.find((l) => l.includes(id))).toMatch(/disagrees with its journal: premises/)
+      await expectRefused(w, id, ['PROPOSED', 'HELD', 'HELD', 'HELD', 'AUTHORIZED'], /disagrees with its journal: premises/)
     } finally {
       await w.close()
     }
@@ -282,11 +294,7 @@ describe.each([
         r.effect_id === id && r.state === 'PROPOSED' ? { ...r, data: canonicalJson(proposal(forged, 1)) } : r,
       )
       await w.h.exec('UPDATE effects SET effect = ? WHERE id = ?', [canonicalJson(forged as unknown as JsonObject), id])
-      const r = await drain(w, 1)
-      expect(w.received).toEqual([])
-      expect(await w.states(id)).toEqual(['PROPOSED', 'HELD', 'HELD', 'HELD', 'AUTHORIZED'])
-      expect(refusedBy(r)).toBe(1)
-      expect(w.logs.find((l) => l.includes(id))).toMatch(/do not hash to its id/)
+      await expectRefused(w, id, ['PROPOSED', 'HELD', 'HELD', 'HELD', 'AUTHORIZED'], /do not hash to its id/)
     } finally {
       await w.close()
     }
@@ -314,11 +322,7 @@ describe.each([
     try {
       const id = await w.held(refund('903.00'))
       await w.h.exec(`UPDATE effects SET state = 'AUTHORIZED' WHERE id = ?`, [id])
-      const r = await drain(w, 1)
-      expect(w.received).toEqual([])
-      expect(await w.states(id)).toEqual(['PROPOSED', 'HELD'])
-      expect(refusedBy(r)).toBe(1)
-      expect(w.logs.find((l) => l.includes(id))).toMatch(/state \(row AUTHORIZED, journal HELD\)/)
+      await expectRefused(w, id, ['PROPOSED', 'HELD'], /state \(row AUTHORIZED, journal HELD\)/)
     } finally {
       await w.close()
     }
