@@ -25,6 +25,7 @@ import { resolveEffect } from '../../../src/core/outbox/resolve.js'
 import { verifyStore } from '../../../src/core/outbox/verify-sources.js'
 import { Relay } from '../../../src/core/relay/relay.js'
 import { relaySigner } from '../../../src/core/relay/relay-signer.js'
+import type { Store } from '../../../src/core/stores/store.js'
 import { CountingTarget } from '../../helpers/counting-target.js'
 import { gateWorld, messages, policy, refund } from '../../helpers/gate-world.js'
 import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type OutboxHarness } from '../../helpers/outbox-stores.js'
@@ -38,6 +39,11 @@ const relays = [{ name: 'relay-1', publicKey: relayKey.publicKey }]
 /** What an auditor without the relay's key trusts, and with it. */
 const noKeys = { operators, policy }
 const withKeys = { operators, policy, relays }
+/** What an anchor is read with: alice's key, and the relay's. */
+const anchorTrust = { operators: new Map([['alice', alice.publicKey]]), relays }
+const anchorFile = () => join(mkdtempSync(join(tmpdir(), 'interlock-anchor-')), 'anchor.json')
+/** alice anchors the journals' heads now, as `outbox anchor` with the relay key does (`--cover-unsigned` when told). */
+const anchorByAlice = (store: Store, file: string, coverUnsigned = false) => anchorJournals(store, file, alice, { ...withKeys, coverUnsigned, now: new Date() })
 
 afterAll(() => dropOutboxDatabase())
 
@@ -218,10 +224,10 @@ describe.each([
       try {
         await w.gate.submit(refund('12.00'))
         const small = await w.gate.submit(refund('13.00'))
-        const file = join(mkdtempSync(join(tmpdir(), 'interlock-anchor-')), 'anchor.json')
-        const { result } = await anchorJournals(w.store, file, alice, { ...withKeys, now: new Date() })
+        const file = anchorFile()
+        const { result } = await anchorByAlice(w.store, file)
         expect(result).toMatchObject({ journals: 1, records: 8, coveredUnsigned: 0, signer: 'alice', role: 'operator' })
-        const anchor = readAnchor(file, { operators: new Map([['alice', alice.publicKey]]), relays })
+        const anchor = readAnchor(file, anchorTrust)
         expect((await verifyStore(w.store, { ...withKeys, anchor })).ok).toBe(true)
 
         // COMMITTED removed from the end: the refund looks DISPATCHED, ready to be sent again.
@@ -241,17 +247,16 @@ describe.each([
       const w = await world(make)
       try {
         const a = await w.gate.submit(refund('12.00'))
-        const file = join(mkdtempSync(join(tmpdir(), 'interlock-anchor-')), 'anchor.json')
-        await anchorJournals(w.store, file, alice, { ...withKeys, now: new Date() })
-        const trust = { operators: new Map([['alice', alice.publicKey]]), relays }
+        const file = anchorFile()
+        await anchorByAlice(w.store, file)
         await forge(w.h, (rows) => rows.map((r) => (r.effect_id === a.effectId && r.state === 'COMMITTED' ? { ...r, at: '2020-01-01T00:00:00.000Z' } : r)))
-        expect(messages(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(file, trust) }))).toContainEqual(
+        expect(messages(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(file, anchorTrust) }))).toContainEqual(
           expect.stringMatching(/^journal "agent-1" record 4 \(COMMITTED\) is not the record the anchor .* holds at this place: the journal was rewritten at or before it$/),
         )
         const text = JSON.parse(readFileSync(file, 'utf8'))
         text.heads[0].seq = 2
         writeFileSync(file, JSON.stringify(text))
-        expect(() => readAnchor(file, trust)).toThrow(`anchor file ${file} lists other heads than its signature covers (altered)`)
+        expect(() => readAnchor(file, anchorTrust)).toThrow(`anchor file ${file} lists other heads than its signature covers (altered)`)
         expect(() => readAnchor(file, { operators: new Map(), relays })).toThrow(`anchor file ${file} is signed by operator "alice", who is not a trusted operator in interlock.toml`)
       } finally {
         await w.close()
@@ -265,20 +270,19 @@ describe.each([
         await w.gate.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'a@example.com' } })
         expect((await verifyStore(w.store, withKeys)).writers).toMatchObject({ unsigned: 2 })
         const dir = mkdtempSync(join(tmpdir(), 'interlock-anchor-'))
-        await expect(anchorJournals(w.store, join(dir, 'a.json'), alice, { ...withKeys, now: new Date() })).rejects.toThrow(/^not anchored: the journals do not verify \(1 problem\)/)
-        const { result } = await anchorJournals(w.store, join(dir, 'a.json'), alice, { ...withKeys, coverUnsigned: true, now: new Date() })
+        await expect(anchorByAlice(w.store, join(dir, 'a.json'))).rejects.toThrow(/^not anchored: the journals do not verify \(1 problem\)/)
+        const { result } = await anchorByAlice(w.store, join(dir, 'a.json'), true)
         expect(result.coveredUnsigned).toBe(2)
-        const trust = { operators: new Map([['alice', alice.publicKey]]), relays }
-        expect(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(join(dir, 'a.json'), trust) })).toMatchObject({ ok: true, writers: { byAnchor: 2, unsigned: 0 } })
+        expect(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(join(dir, 'a.json'), anchorTrust) })).toMatchObject({ ok: true, writers: { byAnchor: 2, unsigned: 0 } })
 
         // A signed record, then an unsigned one after it in the same journal: not anchored unless told to.
         const signing = new Gate({ store: w.store, targets: [new CountingTarget('mail', 3)], signing: { key: relayKey, id: 'relay-1' } })
         await signing.submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'b@example.com' } })
         await new Gate({ store: w.store, targets: [new CountingTarget('mail', 3)] }).submit({ thread: 'mailer', target: 'mail', action: 'send', args: { to: 'c@example.com' } })
-        await expect(anchorJournals(w.store, join(dir, 'b.json'), alice, { ...withKeys, now: new Date() })).rejects.toThrow(/^not anchored: the journals do not verify \(2 problems\)/)
-        const covered = await anchorJournals(w.store, join(dir, 'b.json'), alice, { ...withKeys, coverUnsigned: true, now: new Date() })
+        await expect(anchorByAlice(w.store, join(dir, 'b.json'))).rejects.toThrow(/^not anchored: the journals do not verify \(2 problems\)/)
+        const covered = await anchorByAlice(w.store, join(dir, 'b.json'), true)
         expect(covered.result.coveredUnsigned).toBe(4)
-        expect(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(join(dir, 'b.json'), trust) })).toMatchObject({ ok: true, writers: { byAnchor: 4, valid: 4 } })
+        expect(await verifyStore(w.store, { ...withKeys, anchor: readAnchor(join(dir, 'b.json'), anchorTrust) })).toMatchObject({ ok: true, writers: { byAnchor: 4, valid: 4 } })
       } finally {
         await w.close()
       }
@@ -288,8 +292,8 @@ describe.each([
       const w = await world(make)
       try {
         const small = await w.gate.submit(refund('12.00'))
-        const file = join(mkdtempSync(join(tmpdir(), 'interlock-anchor-')), 'anchor.json')
-        await anchorJournals(w.store, file, alice, { ...withKeys, now: new Date() })
+        const file = anchorFile()
+        await anchorByAlice(w.store, file)
         const later = await w.gate.submit(refund('13.00'))
         // Every signature removed, the later refund turned into a failure, the chain recomputed.
         await forge(w.h, (rows) =>
@@ -304,7 +308,7 @@ describe.each([
         const keysOnly = await verifyStore(w.store, withKeys)
         expect(keysOnly).toMatchObject({ ok: false, writers: { valid: 0, unsigned: 4 } })
         expect(messages(keysOnly)).toContainEqual(`journal "agent-1" records 7, 8 of effect ${later.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`)
-        const report = await verifyStore(w.store, { ...withKeys, anchor: readAnchor(file, { operators: new Map([['alice', alice.publicKey]]), relays }) })
+        const report = await verifyStore(w.store, { ...withKeys, anchor: readAnchor(file, anchorTrust) })
         expect(report.ok).toBe(false)
         expect(messages(report)).toContainEqual(expect.stringMatching(/^journal "agent-1" record 4 \(COMMITTED\) is not the record the anchor .* holds at this place/))
         expect(messages(report)).toContainEqual(`journal "agent-1" records 7, 8 of effect ${later.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`)
