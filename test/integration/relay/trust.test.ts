@@ -27,11 +27,10 @@ import { outboxStatus } from '../../../src/core/outbox/status.js'
 import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { Relay, type RelayOptions } from '../../../src/core/relay/relay.js'
 import { proposal } from '../../../src/core/gate-context.js'
-import { recordHash } from '../../../src/core/stores/record-hash.js'
 import type { Store } from '../../../src/core/stores/store.js'
-import type { State } from '../../../src/core/lifecycle.js'
 import { CountingTarget } from '../../helpers/counting-target.js'
-import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type OutboxHarness, type RawRecord } from '../../helpers/outbox-stores.js'
+import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type OutboxHarness } from '../../helpers/outbox-stores.js'
+import { forge } from '../../helpers/tamper.js'
 
 const HOUR = 3_600_000
 const RULE: PolicyRuleConfig = { name: 'large-refunds', target: 'payments', when: [{ arg: 'amount', above: '500.00' }], quorum: 2, releaseTtlMs: HOUR }
@@ -173,23 +172,6 @@ function flipBit(signed: JsonObject): JsonObject {
   return { ...signed, signature: sig.toString('base64url') }
 }
 
-/** Rewrites one journal's records with `change`, every hash from the first record on recomputed, and its head moved along. */
-async function rewriteChain(h: OutboxHarness, journal: string, change: (r: RawRecord) => RawRecord): Promise<void> {
-  const rows = await h.rows()
-  let prev: string | undefined
-  const out = rows.map((r) => {
-    if (r.journal !== journal) return r
-    const changed = change(r)
-    const next = { ...changed, prev_hash: prev ?? changed.prev_hash }
-    next.hash = recordHash({ journal: next.journal, seq: next.seq, effectId: next.effect_id, state: next.state as State, at: next.at, data: next.data, prevHash: next.prev_hash })
-    prev = next.hash
-    return next
-  })
-  await h.rewrite(out)
-  const head = out.filter((r) => r.journal === journal).at(-1)!
-  await h.exec('UPDATE journals SET head_hash = ? WHERE journal = ?', [head.hash, journal])
-}
-
 describe.each([
   ['SQLite', sqliteOutbox],
   ['PostgreSQL', postgresOutbox],
@@ -290,9 +272,7 @@ describe.each([
       const id = await w.released(input)
       const row = (await w.store.get(id))!
       const forged = { ...row.effect, args: { amount: '99999.00', recipient: 'acct_mallory' } }
-      await rewriteChain(w.h, input.thread, (r) =>
-        r.effect_id === id && r.state === 'PROPOSED' ? { ...r, data: canonicalJson(proposal(forged, 1)) } : r,
-      )
+      await forge(w.h, (rows) => rows.map((r) => (r.effect_id === id && r.state === 'PROPOSED' ? { ...r, data: canonicalJson(proposal(forged, 1)) } : r)), { effects: false })
       await w.h.exec('UPDATE effects SET effect = ? WHERE id = ?', [canonicalJson(forged as unknown as JsonObject), id])
       await expectRefused(w, id, ['PROPOSED', 'HELD', 'HELD', 'HELD', 'AUTHORIZED'], /do not hash to its id/)
     } finally {
@@ -392,7 +372,7 @@ describe.each([
       ['with no release at all', () => ({ releases: [], signers: ['alice', 'bob'], why: /no release recorded yet; rule "large-refunds" needs 2/ })],
     ]
 
-    it.each(forgeries)('%s', async (_name, forge) => {
+    it.each(forgeries)('%s', async (_name, forgeRelease) => {
       const w = await world(make)
       try {
         // Bob legitimately released another effect: his statement there is what a replay copies.
@@ -406,7 +386,7 @@ describe.each([
 
         const id = await w.held(refund('906.00'))
         const effect = (await w.store.get(id))!.effect
-        const { releases, signers, why } = forge(effect, { effect: (await w.store.get(otherId))!.effect, bobsRelease })
+        const { releases, signers, why } = forgeRelease(effect, { effect: (await w.store.get(otherId))!.effect, bobsRelease })
         await forgeAuthorization(w.store, id, releases, signers)
         const before = await w.states(id)
         expect(before.at(-1)).toBe('AUTHORIZED')
