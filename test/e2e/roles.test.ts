@@ -181,6 +181,14 @@ function writesTo(relation: string, column: string, view: boolean): Attempt[] {
   ]
 }
 
+/** Every kind of write to every table and view of the schema. */
+async function everyWrite(objects: { tables: string[]; views: string[] }): Promise<Attempt[]> {
+  const writes: Attempt[] = []
+  for (const t of objects.tables) writes.push(...writesTo(t, await firstColumn(t), false))
+  for (const v of objects.views) writes.push(...writesTo(v, await firstColumn(v), true))
+  return writes
+}
+
 async function firstColumn(relation: string): Promise<string> {
   const { rows } = await admin.query<{ attname: string }>(
     `SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum LIMIT 1`,
@@ -267,9 +275,7 @@ describe('the agent role', () => {
   it('is refused, by the database, every write but a proposal: tables, functions, the lease sequence, leases, releases, receipts, relay rows', async () => {
     const agent = await connectAs('agent')
     const objects = await schemaObjects()
-    const writes: Attempt[] = []
-    for (const t of objects.tables) writes.push(...writesTo(t, await firstColumn(t), false))
-    for (const v of objects.views) writes.push(...writesTo(v, await firstColumn(v), true))
+    const writes = await everyWrite(objects)
     const lease = leaseStatements(SCHEMA)
     const id = refund('agent-thread', '1.00').id
     expect(objects.tables).toEqual(expect.arrayContaining(['effects', 'journal_records', 'journals', 'relays', 'schema_migrations']))
@@ -529,9 +535,7 @@ public_key = "${alice.publicKey}"
   it('the read-only role is refused every write and every function', async () => {
     const auditor = await connectAs('auditor')
     const objects = await schemaObjects()
-    const writes: Attempt[] = []
-    for (const t of objects.tables) writes.push(...writesTo(t, await firstColumn(t), false))
-    for (const v of objects.views) writes.push(...writesTo(v, await firstColumn(v), true))
+    const writes = await everyWrite(objects)
     const slipped = await notRefused(auditor, [
       ...writes,
       ...calls(objects.functions),
