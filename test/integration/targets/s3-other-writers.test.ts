@@ -7,11 +7,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { JsonObject } from '../../../src/core/canonical-json.js'
 import { toEffect, type Effect, type EffectInput } from '../../../src/core/effect.js'
 import { DispatchFault, TargetError } from '../../../src/core/errors.js'
-import { S3Target } from '../../../src/core/targets/s3/index.js'
+import type { S3Target } from '../../../src/core/targets/s3/index.js'
 import type { ApplyContext } from '../../../src/core/targets/target.js'
 import { S3Emulator } from '../../emulators/s3.js'
 import { dispatchFault } from '../../helpers/dispatch-fault.js'
 import { thenMeanwhile } from '../../helpers/meanwhile.js'
+import { emulatedS3Target } from '../../helpers/s3-target.js'
 import { journalDispatched, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
@@ -20,16 +21,7 @@ let s3: S3Emulator
 let sg: SqliteGate
 
 function target(name: 's3' | 's3v'): S3Target {
-  return new S3Target(name, {
-    bucket: name === 's3v' ? 'history' : 'docs',
-    region: s3.region,
-    accessKeyId: s3.accessKeyId,
-    secretAccessKey: s3.secretAccessKey,
-    endpoint: s3.url,
-    pathStyle: true,
-    timeoutMs: 2000,
-    connectTimeoutMs: 400,
-  })
+  return emulatedS3Target(s3, name, { timeoutMs: 2000, connectTimeoutMs: 400 })
 }
 
 beforeEach(async () => {
@@ -188,7 +180,7 @@ describe('S3 HeadObject answers 403 instead of 404 without s3:ListBucket', () =>
   })
 
   it('a 403 for another reason (a clock off by 20 minutes) is not taken for a missing permission: the query fails and is asked again', async () => {
-    const t = new S3Target('s3', { bucket: 'docs', region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, endpoint: s3.url, pathStyle: true }, { now: () => Date.now() - 20 * 60_000 })
+    const t = emulatedS3Target(s3, 's3', {}, { now: () => Date.now() - 20 * 60_000 })
     try {
       const e = await t.query(toEffect({ thread: THREAD, target: 's3', action: 'put', args: { key: 'k.txt', body: 'x' } })).catch((err: unknown) => err)
       expect(e).toBeInstanceOf(TargetError)
@@ -281,7 +273,7 @@ describe('S3 probe for `interlock check`', () => {
   })
 
   it('refused keys are told apart from a missing permission', async () => {
-    const t = new S3Target('s3', { bucket: 'docs', region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: 'wrongSecret/0000000000000000000000000000', endpoint: s3.url, pathStyle: true })
+    const t = emulatedS3Target(s3, 's3', { secretAccessKey: 'wrongSecret/0000000000000000000000000000' })
     try {
       expect(await t.probe()).toMatchObject({ ok: false, credentialRefused: true, detail: expect.stringContaining('SignatureDoesNotMatch') })
     } finally {

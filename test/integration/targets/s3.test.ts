@@ -13,6 +13,7 @@ import { S3Emulator } from '../../emulators/s3.js'
 import { journalDispatched, journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
 import { dispatchFault } from '../../helpers/dispatch-fault.js'
 import { thenMeanwhile } from '../../helpers/meanwhile.js'
+import { emulatedS3Target } from '../../helpers/s3-target.js'
 
 const first: ApplyContext = { attempt: 1, recovering: false }
 const THREAD = 'agent-1'
@@ -21,21 +22,7 @@ let sg: SqliteGate
 const extra: S3Target[] = []
 
 function target(name = 's3', over: Partial<S3TargetSettings> = {}, options: S3TargetOptions = {}): S3Target {
-  return new S3Target(
-    name,
-    {
-      bucket: name === 's3v' ? 'history' : 'docs',
-      region: s3.region,
-      accessKeyId: s3.accessKeyId,
-      secretAccessKey: s3.secretAccessKey,
-      endpoint: s3.url,
-      pathStyle: true,
-      timeoutMs: 400,
-      connectTimeoutMs: 400,
-      ...over,
-    },
-    options,
-  )
+  return emulatedS3Target(s3, name, { timeoutMs: 400, connectTimeoutMs: 400, ...over }, options)
 }
 
 function own(t: S3Target): S3Target {
