@@ -10,10 +10,10 @@
  */
 import { createReadStream, createWriteStream } from 'node:fs'
 import { once } from 'node:events'
-import { createInterface } from 'node:readline'
 import { IntegrityError, NotFoundError } from '../errors.js'
 import type { State } from '../lifecycle.js'
 import type { JournalRecord, Store } from '../stores/store.js'
+import { jsonLine, lines } from './json-lines.js'
 import { openNewFile } from './new-file.js'
 
 export const EXPORT_FORMAT = 'interlock-journal-export/v1'
@@ -37,13 +37,13 @@ export async function exportJournal(store: Store, path: string, now: Date): Prom
   }
   let records = 0
   try {
-    await write(JSON.stringify({ format: EXPORT_FORMAT, exportedAt: now.toISOString(), store: store.kind }))
+    await write(jsonLine({ format: EXPORT_FORMAT, exportedAt: now.toISOString(), store: store.kind }))
     for await (const r of store.records()) {
       if (!projection.has(r.effectId)) continue
-      await write(JSON.stringify(r))
+      await write(jsonLine(r))
       records++
     }
-    await write(JSON.stringify({ end: { records, effects: Object.fromEntries(projection) } }))
+    await write(jsonLine({ end: { records, effects: Object.fromEntries(projection) } }))
   } finally {
     out.end()
     await once(out, 'close')
@@ -62,7 +62,7 @@ export function readExport(path: string): ExportReader {
   let projection: Projection | undefined
   const problems: string[] = []
   async function* records(): AsyncIterable<JournalRecord> {
-    const input = createReadStream(path, 'utf8')
+    const input = createReadStream(path)
     const opened = new Promise<void>((resolve, reject) => {
       input.once('open', () => resolve())
       input.once('error', (e) =>
@@ -74,7 +74,7 @@ export function readExport(path: string): ExportReader {
     let ended = false
     // The last record read: names where a line that cannot be read sits.
     let previous: { journal: string; seq: number } | undefined
-    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    for await (const line of lines(input)) {
       n++
       if (line.trim() === '') continue
       let v: Record<string, unknown>
