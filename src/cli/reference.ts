@@ -1,9 +1,18 @@
 /**
  * The README's command reference, generated from the commands themselves
- * (summary, description, flags, examples), so it cannot drift from `--help`.
- * `npm run docs` rewrites it between the README's command-reference markers
- * from the built CLI; an end-to-end test fails when the committed README
- * differs.
+ * (summary, description, flags with their defaults and environment
+ * variables, examples), so it cannot drift from `--help`. `npm run docs`
+ * rewrites it between the README's command-reference markers from the built
+ * CLI; an end-to-end test fails when the committed README differs.
+ *
+ * Why not `oclif readme`: it prints each command's --help text in a code
+ * block under a level-2 heading, so the reference could not sit under the
+ * README's "Commands" heading; it repeats the global flags (--config, --json)
+ * in every command; and its usage section embeds the platform and Node
+ * version of the machine that ran it, so the committed README would differ
+ * from machine to machine. This one writes a table per command, documents
+ * the global flags once (README "Commands"), and `npm run docs` writes the
+ * config reference from the same run.
  */
 import { Config } from '@oclif/core'
 
@@ -18,6 +27,8 @@ interface FlagInfo {
   options?: string[]
   multiple?: boolean
   helpGroup?: string
+  default?: unknown
+  env?: string
 }
 
 export async function commandReference(root: string): Promise<string> {
@@ -30,7 +41,7 @@ export async function commandReference(root: string): Promise<string> {
         .filter(([, f]) => f.helpGroup !== 'GLOBAL' && f.name !== 'json')
         .map(([n, f]) => {
           const value = f.type === 'option' ? (f.options ? ` ${f.options.join('\\|')}` : ' <value>') : ''
-          return `| \`--${n}${value}\`${f.char ? ` (\`-${f.char}\`)` : ''} | ${(f.description ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`
+          return `| \`--${n}${value}\`${f.char ? ` (\`-${f.char}\`)` : ''} | ${meaning(f).replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`
         })
       const args = Object.values((c.args ?? {}) as Record<string, { name: string; description?: string; required?: boolean }>).map(
         (a) => `| \`${a.name.toUpperCase()}\`${a.required ? '' : ' (optional)'} | ${(a.description ?? '').replace(/\|/g, '\\|')} |`,
@@ -45,6 +56,14 @@ export async function commandReference(root: string): Promise<string> {
       return parts.filter(Boolean).join('\n\n')
     })
     .join('\n\n')
+}
+
+/** The flag's description, then its default and environment variable where the description does not give them. */
+function meaning(flag: FlagInfo): string {
+  const parts = [flag.description ?? '']
+  if (flag.type === 'option' && flag.default !== undefined && !/\bDefault\b/.test(parts[0]!)) parts.push(`Default: \`${String(flag.default)}\`.`)
+  if (flag.env && !parts[0]!.includes(flag.env)) parts.push(`Or set ${flag.env}.`)
+  return parts.filter(Boolean).join(' ')
 }
 
 export async function withCommandReference(readme: string, root: string): Promise<string> {

@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { relative, resolve } from 'node:path'
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
 import { initTemplate, parseInitTarget, type InitStore, type InitTarget } from '../core/config/init-template.js'
+import { CONFIG_ENV_VAR, CONFIG_FILE_NAME } from '../core/config/load.js'
 import { ExitCode, InterlockError } from '../core/errors.js'
 import { TARGET_TYPES } from '../core/targets/registry.js'
 
@@ -18,17 +19,19 @@ export default class Init extends BaseCommand<typeof Init> {
   static override summary = 'Write a commented interlock.toml for a store and a set of targets.'
   static override description = `Writes a starting interlock.toml: the store (sqlite or postgres), a gate section, one commented [targets.<name>] table per --target, and commented operator and policy examples. Credentials are \${VAR} references to export in the environment; addresses are the real services', commented, to point elsewhere for staging. Refuses to overwrite an existing file unless --force.
 
+The file is the one every other command reads: --path, else --config, else $INTERLOCK_CONFIG, else ./interlock.toml.
+
 Target types: ${TARGET_TYPES.join(', ')}. Then: fill in the placeholders (owner, repo, bucket, table), export the variables it lists, and run \`interlock check\`.`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --store postgres --target stripe:refunds --target github --target slack',
-    '<%= config.bin %> <%= command.id %> --path deploy/staging.toml --store postgres --target postgres_row:orders --force',
+    '<%= config.bin %> <%= command.id %> --config deploy/staging.toml --store postgres --target postgres_row:orders --force',
   ]
   static override allowDefaultConfig = true
   static override flags = {
     store: Flags.string({ description: 'Where the journal lives.', options: ['sqlite', 'postgres'], default: 'sqlite' }),
     target: Flags.string({ description: 'A target to add, as type or type:name (repeatable).', multiple: true, helpValue: '<type[:name]>' }),
-    path: Flags.string({ description: 'File to write.', default: 'interlock.toml', helpValue: '<file>' }),
+    path: Flags.string({ description: 'File to write. Default: --config, else $INTERLOCK_CONFIG, else ./interlock.toml.', helpValue: '<file>' }),
     force: Flags.boolean({ description: 'Overwrite the file if it exists.' }),
   }
 
@@ -36,7 +39,8 @@ Target types: ${TARGET_TYPES.join(', ')}. Then: fill in the placeholders (owner,
     const targets = (this.flags.target ?? []).map(parseInitTarget)
     const store = this.flags.store as InitStore
     const text = initTemplate(store, targets)
-    const path = resolve(process.cwd(), this.flags.path)
+    // The file the other commands will read, unless told otherwise (--config carries $INTERLOCK_CONFIG).
+    const path = resolve(process.cwd(), this.flags.path ?? (this.flags.config || CONFIG_FILE_NAME))
     try {
       // 'wx' fails when the file exists, in the same call that would create it: no window for a race.
       writeFileSync(path, text, { flag: this.flags.force ? 'w' : 'wx' })
@@ -53,7 +57,13 @@ Target types: ${TARGET_TYPES.join(', ')}. Then: fill in the placeholders (owner,
     const variables = [...new Set([...text.matchAll(/^[a-z_]+ = "\$\{([A-Z0-9_]+)\}"/gm)].map((m) => m[1]!))]
     this.log(`Wrote ${path} (${store} store${targets.length ? `, targets: ${targets.map((t) => `${t.name} (${t.type})`).join(', ')}` : ''}).`)
     if (variables.length > 0) this.log(`Export before running interlock: ${variables.join(', ')}`)
-    this.log('Then fill in the placeholders and run `interlock check`.')
+    this.log(`Then fill in the placeholders and run \`${checkCommand(path)}\`.`)
     return { path, store, targets, variables }
   }
+}
+
+/** `interlock check`, with --config when the check would not find the file on its own. */
+function checkCommand(path: string): string {
+  const found = resolve(process.cwd(), process.env[CONFIG_ENV_VAR] || CONFIG_FILE_NAME)
+  return found === path ? 'interlock check' : `interlock check --config ${relative(process.cwd(), path) || path}`
 }

@@ -18,7 +18,8 @@
 import type { OperatorConfig } from './config/types.js'
 import { loadConfig, type LoadConfigOptions } from './config/load.js'
 import type { InterlockConfig } from './config/types.js'
-import { loadPrivateKey, type KeyPair } from './crypto/keys.js'
+import type { KeyPair } from './crypto/keys.js'
+import { loadRelayKey } from './crypto/relay-key.js'
 import { ConfigError } from './errors.js'
 import { DEFAULT_RETRY, Gate, type GateOptions } from './gate.js'
 import type { RetryOptions } from './gate-context.js'
@@ -113,8 +114,8 @@ export class Interlock {
   get signing(): { key: KeyPair; id?: string } | undefined {
     if (this.signingKey === undefined) {
       const file = this.config.relay?.key
-      const key = this.options.relayKey ?? (file ? loadPrivateKey(file) : null)
-      if (key && key.kind !== 'relay') throw new ConfigError(`[relay] key ${file} holds an ${key.kind} key, not a relay key`, [], { hint: 'Make a relay key with `interlock relay keygen`.' })
+      const key = this.options.relayKey ?? (file ? loadRelayKey(file) : null)
+      if (key && key.kind !== 'relay') throw new ConfigError(`openInterlock({ relayKey }) holds an ${key.kind} key, not a relay key`, [], { hint: 'Make a relay key with `interlock relay keygen`.' })
       this.signingKey = key
     }
     return this.signingKey ? { key: this.signingKey, id: this.config.relay?.id } : undefined

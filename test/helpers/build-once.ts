@@ -6,6 +6,10 @@
  * left alone, so a concurrent build or test run cannot pull files from under
  * the binary being tested.
  *
+ * As `npm run build` does, oclif.manifest.json is generated beside
+ * package.json once dist/ is there, so the binary starts as the published
+ * package does: from the manifest, without loading every command.
+ *
  * Type errors are the typecheck's business, not the e2e tests': when tsc
  * reports errors but still emits the CLI, the run goes on with a warning.
  * A build that emitted nothing does not abort the whole run either (unit
@@ -38,10 +42,22 @@ export default function setup(project: TestProject): () => void {
   // tsc emits JavaScript despite type errors elsewhere in the tree; what matters here is the CLI's own entry points.
   const emitted = ENTRY_POINTS.every((file) => existsSync(join(root, 'dist', file)))
   if (build.status !== 0 && emitted) console.warn(`[build-once] the CLI built with type errors:\n${output}`)
+  const manifest = emitted ? writeManifest(root) : ''
   project.provide('cliRoot', root)
-  project.provide('cliBuildError', emitted ? '' : output)
+  project.provide('cliBuildError', emitted ? manifest : output)
 
   return () => rmSync(root, { recursive: true, force: true })
+}
+
+/** oclif.manifest.json from the built commands; the failure's output, or '' when written. */
+function writeManifest(root: string): string {
+  const oclif = join(repo, 'node_modules', 'oclif', 'bin', 'run.js')
+  const run = spawnSync(process.execPath, [oclif, 'manifest', root], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true' },
+  })
+  return run.status === 0 && existsSync(join(root, 'oclif.manifest.json')) ? '' : `oclif manifest exited ${run.status}\n${run.stdout}${run.stderr}`
 }
 
 declare module 'vitest' {

@@ -2,7 +2,7 @@ import { hostname } from 'node:os'
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
 import { DEFAULTS } from '../../core/config/defaults.js'
-import { loadRelayKey } from '../../cli/relay-key.js'
+import { loadRelayKey } from '../../core/crypto/relay-key.js'
 import { ConfigError } from '../../core/errors.js'
 import { requireFullAccess } from '../../core/stores/full-access.js'
 import { Relay, type RelayStats } from '../../core/relay/relay.js'
@@ -42,7 +42,7 @@ Every journal record the relay writes is signed with the relay's key (\`interloc
         hint: 'Make one with `interlock relay keygen`, then pass --key <file> or set [relay] key in interlock.toml.',
       })
     }
-    const key = loadRelayKey(keyFile)
+    const key = loadRelayKey(keyFile, this.flags.key ? '--key or INTERLOCK_RELAY_KEY' : '[relay] key')
     // Store, targets (with the config's secrets) and policy from the front door, as every command.
     const interlock = await this.openInterlock()
     const relay = new Relay({

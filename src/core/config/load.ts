@@ -51,7 +51,7 @@ export function loadConfig(options: LoadConfigOptions = {}): InterlockConfig {
   if (text === undefined) {
     if (options.allowMissing) return defaultConfig(cwd)
     throw new ConfigError(`no ${CONFIG_FILE_NAME} in ${cwd}`, [], {
-      hint: `Create one from interlock.toml.example, or pass --config <file> (or set ${CONFIG_ENV_VAR}).`,
+      hint: `Write one with \`interlock init\`, or pass --config <file> (or set ${CONFIG_ENV_VAR}) to use another.`,
       context: { file },
     })
   }
@@ -118,7 +118,7 @@ function readConfigText(file: string, shown: string, asked: boolean): string | u
     throw new ConfigError(`config file ${shown} ${why}`, [], {
       hint:
         code === 'ENOENT'
-          ? `Check the path given with --config or ${CONFIG_ENV_VAR}; start from interlock.toml.example.`
+          ? `Check the path given with --config or ${CONFIG_ENV_VAR}, or write the file there with \`interlock init\` and the same --config or ${CONFIG_ENV_VAR}.`
           : 'Point --config at a readable interlock.toml file.',
       context: { file, errno: code },
       cause: error,
