@@ -1,4 +1,5 @@
 import { BaseCommand } from '../../cli/base-command.js'
+import { operatorsSection, policySection, reconcileSection, relaySection, type Section } from '../../cli/config-sections.js'
 import type { InterlockConfig, TargetConfig } from '../../core/config/types.js'
 
 export default class ConfigShow extends BaseCommand<typeof ConfigShow> {
@@ -27,8 +28,17 @@ export default class ConfigShow extends BaseCommand<typeof ConfigShow> {
     const names = Object.keys(config.targets).sort()
     if (names.length === 0) this.log('No targets.')
     else this.table(['target', 'type', 'tier', 'where', 'details'], names.map((n) => targetRow(n, config.targets[n]!)))
+    for (const section of [operatorsSection, policySection, reconcileSection, relaySection]) {
+      this.log()
+      this.section(section(config))
+    }
 
     return config
+  }
+
+  private section(section: Section): void {
+    if ('line' in section) this.log(section.line)
+    else this.table(section.head, section.rows)
   }
 }
 
@@ -36,7 +46,7 @@ function storeRows(config: InterlockConfig): [string, string][] {
   const { store } = config
   return store.kind === 'sqlite'
     ? [['kind', 'sqlite'], ['path', store.path]]
-    : [['kind', 'postgres'], ['url', store.url], ['schema', store.schema]]
+    : [['kind', 'postgres'], ['url', store.url], ['schema', store.schema], ['access', store.access ?? 'full']]
 }
 
 function targetRow(name: string, target: TargetConfig): (string | number)[] {
