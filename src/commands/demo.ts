@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
+import { demoLines } from '../cli/demo-view.js'
 import { runDemo, SCENARIOS, type DemoReport, type ScenarioName } from '../core/demo/run.js'
 import { ExitCode, InterlockError } from '../core/errors.js'
 
@@ -34,24 +35,8 @@ Expected: tier 1 applied once after recovery with the same key, tier 2 applied o
       log: json ? undefined : (l) => this.log(l),
     })
     if (!json) {
-      for (const s of report.scenarios) {
-        this.log(`\n${s.title}`)
-        this.table(
-          ['effect', 'target', 'tier', 'journal', 'recovery', 'applied (target’s own count)', 'expected', ''],
-          s.rows.map((r) => [
-            r.label,
-            r.target,
-            r.tier,
-            r.journal.join(' → '),
-            r.recovery,
-            r.requests === undefined ? String(r.applied) : `${r.applied} (${r.requests} request${r.requests === 1 ? '' : 's'})`,
-            r.expected,
-            r.ok ? 'ok' : 'WRONG',
-          ]),
-        )
-        for (const line of s.summary) this.log(line)
-      }
-      if (report.kept) this.log(`\nKept ${report.dir}`)
+      const tty = Boolean(process.stdout.isTTY)
+      for (const line of demoLines(report, { tty, color: tty && !process.env.NO_COLOR })) this.log(line)
     }
     if (!report.ok) {
       throw new InterlockError('E_DEMO', ExitCode.FAILURE, 'the demo did not hold: see the rows marked WRONG', {

@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { assertCliBuilt, interlock } from '../helpers/cli.js'
 
 const SECRET = 'sk_live_e2e_Zq81xv'
@@ -52,6 +53,49 @@ describe('interlock config show', () => {
     expect(run.stdout).toContain(join(cwd, 'journal.db'))
     expect(run.stdout).toMatch(/payments\s+http\s+1\s+https:\/\/payments\.example\.com/)
     expect(run.stdout).toContain('Bearer ***')
+  })
+
+  it('prints every section in effect: operators, policy rules, reconcile and relay, defaults included', async () => {
+    const key = generateKeyPair('operator', 'alice').publicKey
+    const cwd = folder(`${GOOD}
+[[operators]]
+name = "alice"
+public_key = "${key}"
+
+[[policy.rules]]
+name = "big-refunds"
+target = "payments"
+action = "refund"
+quorum = 1
+release_ttl = "15m"
+when = [{ arg = "amount", above = "500.00", currency = "EUR" }]
+
+[reconcile]
+older_than = "90s"
+
+[relay]
+id = "relay-1"
+key = "relay.key"
+health_port = 9464
+`)
+    const run = await interlock(['config', 'show'], { cwd, env: { PAYMENTS_TOKEN: SECRET } })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toMatch(new RegExp(`^alice\\s+${key}$`, 'm'))
+    expect(run.stdout).toMatch(/^big-refunds\s+payments\s+refund\s+any\s+amount > 500\.00 \(EUR only\)\s+1\s+15m$/m)
+    expect(run.stdout).toMatch(/^older_than\s+90s$/m)
+    expect(run.stdout).toMatch(/^concurrency\s+4$/m)
+    expect(run.stdout).toMatch(/^id\s+relay-1$/m)
+    expect(run.stdout).toContain(join(cwd, 'relay.key'))
+    expect(run.stdout).toMatch(/^lease_ms\s+30000$/m)
+    expect(run.stdout).toMatch(/^health_port\s+9464$/m)
+
+    // With none of them in the file, each section still says what is in effect.
+    const bare = await interlock(['config', 'show'], { cwd: folder('') })
+    expect(bare.code, bare.stderr).toBe(0)
+    for (const line of ['No operators: nobody can release, deny or resolve an effect.', 'No policy rules: no effect waits for operators.']) expect(bare.stdout).toContain(line)
+    expect(bare.stdout).toMatch(/^older_than\s+5m$/m)
+    expect(bare.stdout).toMatch(/^key\s+none \(interlock relay needs --key\)$/m)
+    expect(bare.stdout).toMatch(/^poll_ms\s+1000$/m)
   })
 
   it('--json prints the typed config', async () => {
@@ -158,11 +202,11 @@ describe('errors and exit codes', () => {
     expect(JSON.parse(machine.stdout).error).toMatchObject({ code: 'E_USAGE', exitCode: 2 })
   })
 
-  it('an unknown command or extra argument exits 2', async () => {
+  it('an unknown command or extra argument exits 2, as a usage error with a hint', async () => {
     for (const args of [['frobnicate'], ['config', 'show', 'extra']]) {
       const run = await interlock(args, { cwd: folder(GOOD) })
       expect(run.code).toBe(2)
-      expect(run.stderr).toContain('not found')
+      expect(run.stderr).toMatch(/^Error \(E_USAGE\): (unknown command|unexpected argument) .*\nTry this: /)
       expect(run.stderr).not.toContain('    at ')
     }
   })

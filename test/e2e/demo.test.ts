@@ -6,7 +6,14 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { DEMO_WIDTH, demoLines } from '../../src/cli/demo-view.js'
+import type { DemoReport } from '../../src/core/demo/run.js'
 import { interlock } from '../helpers/cli.js'
+
+/** Terminal columns a line takes (every character the demo prints is one column wide). */
+function columns(line: string): number {
+  return [...line].length
+}
 
 describe('interlock demo', () => {
   it('kills the worker in flight, recovers, and shows every effect applied at most once', async () => {
@@ -44,6 +51,12 @@ describe('interlock demo', () => {
     expect(stripe.slice(0, 2).map((r) => r.requests).sort()).toEqual([1, 2])
     expect(refunds.find((r) => r.target === 'github')).toMatchObject({ final: 'COMMITTED', recovery: 'found-by-query', applied: 1 })
     expect(refunds.find((r) => r.target === 'slack')).toMatchObject({ final: 'AMBIGUOUS', applied: 1 })
+
+    // On a terminal the same report is drawn boxed: it fits a 100-column terminal too.
+    for (const s of report.scenarios) expect((s as unknown as { verdict: string }).verdict).toMatch(/^Verdict: the promise holds: /)
+    const boxed = demoLines(report as unknown as DemoReport, { tty: true, color: false }).join('\n').split('\n')
+    expect(boxed.some((l) => l.startsWith('┌'))).toBe(true)
+    expect(boxed.filter((l) => columns(l) > DEMO_WIDTH)).toEqual([])
   })
 
   it('prints the journal as a table for people', async () => {
@@ -54,5 +67,18 @@ describe('interlock demo', () => {
       expect(run.stdout).toContain(text)
     }
     expect(run.stdout).not.toContain('WRONG')
+
+    // Fits a 100-column terminal; every column is named; each scenario ends with a one-line verdict.
+    expect(run.stdout.split('\n').filter((l) => columns(l) > DEMO_WIDTH)).toEqual([])
+    const tables = run.stdout.split('\n\n').filter((block) => block.includes('\neffect '))
+    expect(tables).toHaveLength(2)
+    for (const block of tables) {
+      const lines = block.trim().split('\n')
+      const head = lines[1]!.trim().split(/ {2,}/)
+      expect(head).toEqual(['effect', 'target (tier)', 'journal', 'recovery', 'applied (sent)', 'holds'])
+      // As many labels as columns: the widest row has no unnamed column.
+      for (const row of lines.slice(2).filter((l) => /^\S.* (ok|WRONG)$/.test(l))) expect(row.trim().split(/ {2,}/).length).toBeLessThanOrEqual(head.length)
+      expect(lines.at(-1)).toMatch(/^Verdict: the promise holds: no effect applied twice; (\d+ [A-Z]+(, |\.$))+/)
+    }
   })
 })

@@ -122,6 +122,41 @@ describe('interlock init', () => {
     expect((await interlock(['init', '--target', 'stripe:a', '--target', 'slack:a'], { cwd: folder() })).code).toBe(2)
   })
 
+  it('writes where --config or INTERLOCK_CONFIG says: the file every other command then reads', async () => {
+    const cwd = folder()
+    const byFlag = await interlock(['init', '--config', 'staging.toml', '--target', 'slack'], { cwd })
+    expect(byFlag.code, byFlag.stderr).toBe(0)
+    expect(byFlag.stdout).toContain('run `interlock check --config staging.toml`')
+    expect(readFileSync(join(cwd, 'staging.toml'), 'utf8')).toContain('[targets.slack]')
+    const shown = await interlock(['config', 'show', '--json', '--config', 'staging.toml'], { cwd, env: { SLACK_TOKEN: 'xoxb-e2e-token-1234' } })
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(JSON.parse(shown.stdout)).toMatchObject({ file: join(cwd, 'staging.toml'), targets: { slack: { type: 'slack' } } })
+
+    const env = { INTERLOCK_CONFIG: 'deploy.toml' }
+    const byEnv = await interlock(['init', '--store', 'postgres'], { cwd, env })
+    expect(byEnv.code, byEnv.stderr).toBe(0)
+    expect(byEnv.stdout).toContain('run `interlock check`.')
+    expect(readFileSync(join(cwd, 'deploy.toml'), 'utf8')).toContain('kind = "postgres"')
+    // The same variable makes `init` refuse to overwrite the file it names.
+    const again = await interlock(['init'], { cwd, env })
+    expect(again.code).toBe(6)
+    expect(again.stderr).toContain(`${join(cwd, 'deploy.toml')} already exists`)
+    // --path, when given, is where it writes.
+    expect((await interlock(['init', '--path', 'other.toml'], { cwd, env })).code).toBe(0)
+    expect(readFileSync(join(cwd, 'other.toml'), 'utf8')).toContain('[store]')
+  })
+
+  it('with no interlock.toml, a command that needs one points at `interlock init`', async () => {
+    const cwd = folder()
+    const run = await interlock(['outbox', 'status'], { cwd })
+    expect(run.code).toBe(3)
+    expect(run.stderr).toContain(`Error (E_CONFIG): no interlock.toml in ${cwd}`)
+    expect(run.stderr).toContain('Try this: Write one with `interlock init`')
+    const asked = await interlock(['outbox', 'status', '--config', 'missing.toml'], { cwd })
+    expect(asked.code).toBe(3)
+    expect(asked.stderr).toContain('`interlock init` and the same --config or INTERLOCK_CONFIG')
+  })
+
   it('every target type, on either store, makes a file the loader accepts, two of a type with their own variables', () => {
     for (const store of ['sqlite', 'postgres'] as const) {
       const targets = [...TARGET_TYPES.map((type) => ({ type, name: type })), { type: 'stripe' as const, name: 'payouts' }]

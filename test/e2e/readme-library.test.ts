@@ -1,18 +1,21 @@
 /**
  * The README's library example, run as a user runs it: the built package
- * imported as `interlock` from a project of its own, against an
+ * imported by its npm name from a project of its own, against an
  * interlock.toml whose [[policy.rules]] hold the example's effect. The
  * example must build through the front door, so the rule holds it and the
  * repository is left untouched.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { assertCliBuilt } from '../helpers/cli.js'
 import { tempRepo, type TempRepo } from '../helpers/git-repo.js'
+
+/** The name the package is published under (package.json), which the README installs and imports. */
+const packageName = (JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { name: string }).name
 
 let repo: TempRepo
 beforeAll(async () => {
@@ -21,20 +24,39 @@ beforeAll(async () => {
 })
 afterAll(() => repo?.cleanup())
 
+function readme(): string {
+  return readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8')
+}
+
 /** The first TypeScript block of the README's "As a library" section. */
 function libraryExample(): string {
-  const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8')
-  const section = readme.slice(readme.indexOf('## As a library'))
+  const section = readme().slice(readme().indexOf('## As a library'))
   const block = /```ts\n([\s\S]*?)```/.exec(section)
   if (!block) throw new Error('the README has no ```ts block under "## As a library"')
   return block[1]!
 }
 
 describe("the README's library example", () => {
+  it('installs and imports the package by its npm name, which is not the unrelated `interlock` package', () => {
+    // `interlock` on the npm registry is someone else's package: following the README must not install it.
+    expect(packageName).not.toBe('interlock')
+    const text = readme()
+    expect(text).toContain(`npm install -g ${packageName}`)
+    expect(text).toContain(`npm install ${packageName}`)
+    expect(libraryExample()).toContain(`from '${packageName}'`)
+    // Every import of Interlock in the docs names the package; none is left under the old name.
+    const root = join(import.meta.dirname, '../..')
+    const docs = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md') && !/^(node_modules|dist|\.git)\//.test(f))
+    expect(docs).toContain('README.md')
+    expect(docs.filter((f) => /(from|import\() ?'interlock(\/[^']*)?'/.test(readFileSync(join(root, f), 'utf8')))).toEqual([])
+  })
+
   it("builds from interlock.toml through the front door: the config's policy holds the effect", async () => {
     const project = mkdtempSync(join(tmpdir(), 'interlock-readme-'))
     mkdirSync(join(project, 'node_modules'))
-    symlinkSync(inject('cliRoot'), join(project, 'node_modules', 'interlock'), 'dir')
+    // A scoped name lives one folder down (node_modules/@scope/name).
+    mkdirSync(dirname(join(project, 'node_modules', packageName)), { recursive: true })
+    symlinkSync(inject('cliRoot'), join(project, 'node_modules', packageName), 'dir')
     writeFileSync(
       join(project, 'interlock.toml'),
       `[store]

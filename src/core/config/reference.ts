@@ -22,7 +22,9 @@ export function configReference(): string {
     const variants = typedVariants(node)
     if (variants.length === 0) {
       const rows: Row[] = []
-      walk(node, name, rows, new Set())
+      // A top-level array of tables ([[operators]]) is documented by its items' keys.
+      if (node.type === 'array' && node.items && typeof node.items === 'object') walk(node.items as Node, `${name}[]`, rows, new Set())
+      else walk(node, name, rows, new Set())
       sections.push(`#### \`${name}\`\n\n${describe(node)}\n\n${table(rows)}`)
       continue
     }

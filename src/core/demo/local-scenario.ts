@@ -11,7 +11,7 @@ import type { Tier } from '../effect.js'
 import { captureRepoPremises } from '../targets/repo/premises.js'
 import { startHttpService } from './http-service.js'
 import { commitsFor, makeRepo, teammateEdit } from './local-repo.js'
-import { crashAndRecover, type PlannedEffect, type ScenarioReport } from './scenario.js'
+import { crashAndRecover, verdict, type PlannedEffect, type ScenarioReport } from './scenario.js'
 
 export async function localScenario(dir: string, log: (l: string) => void, timeoutMs: number): Promise<ScenarioReport> {
   const repo = join(dir, 'repo')
@@ -70,14 +70,14 @@ export async function localScenario(dir: string, log: (l: string) => void, timeo
         }
       },
     })
-    const ok = rows.every((r) => r.ok)
     return {
       name: 'local',
       title: 'Local: a git repository and an HTTP service',
       workerKilledWith: killedWith,
       rows,
-      summary: ok ? ['Every effect changed the world at most once; the one nobody can know about is AMBIGUOUS.'] : [],
-      ok,
+      summary: [],
+      verdict: verdict(rows),
+      ok: rows.every((r) => r.ok),
     }
   } finally {
     await service.close()

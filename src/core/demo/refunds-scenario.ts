@@ -16,7 +16,7 @@ import { SlackEmulator } from '../../emulators/slack.js'
 import { StripeEmulator } from '../../emulators/stripe.js'
 import { createTargets } from '../targets/registry.js'
 import { fromMinorUnits } from '../targets/stripe/money.js'
-import { crashAndRecover, type PlannedEffect, type ScenarioReport } from './scenario.js'
+import { crashAndRecover, verdict, type PlannedEffect, type ScenarioReport } from './scenario.js'
 
 const TIMEOUTS = { timeoutMs: 5000, connectTimeoutMs: 2000 }
 const CHANNEL = 'C0SUPPORT'
@@ -47,12 +47,12 @@ export async function refundsScenario(dir: string, log: (l: string) => void, tim
       premises: await live.get(e.target)!.capture!(e.action, e.args),
     })
     const effects: PlannedEffect[] = [
-      await decide({ label: 'refund ch_3PdA1 40.00 USD', target: 'stripe', action: 'refund', args: { charge: 'ch_3PdA1', amount: '40.00', currency: 'usd', reason: 'duplicate' } }),
-      await decide({ label: 'refund ch_3PdB2 5000 JPY', target: 'stripe', action: 'refund', args: { charge: 'ch_3PdB2', amount: '5000', currency: 'jpy', reason: 'duplicate' } }),
+      await decide({ label: 'refund 40.00 USD', target: 'stripe', action: 'refund', args: { charge: 'ch_3PdA1', amount: '40.00', currency: 'usd', reason: 'duplicate' } }),
+      await decide({ label: 'refund 5000 JPY', target: 'stripe', action: 'refund', args: { charge: 'ch_3PdB2', amount: '5000', currency: 'jpy', reason: 'duplicate' } }),
       await decide({ label: `merge PR #${pull.number}`, target: 'github', action: 'merge', args: { pull_number: pull.number } }),
       await decide({ label: 'tell #support', target: 'slack', action: 'post', args: { channel: CHANNEL, text: 'Refunded the two double charges; the fix is merged.' } }),
       {
-        ...(await decide({ label: 'refund ch_3PdC3 25.00 EUR', target: 'stripe', action: 'refund', args: { charge: 'ch_3PdC3', amount: '25.00', currency: 'eur' } })),
+        ...(await decide({ label: 'refund 25.00 EUR', target: 'stripe', action: 'refund', args: { charge: 'ch_3PdC3', amount: '25.00', currency: 'eur' } })),
         stale: true,
       },
     ]
@@ -60,7 +60,7 @@ export async function refundsScenario(dir: string, log: (l: string) => void, tim
 
     // Between decision and dispatch the third charge is disputed, and Stripe's first answer will be lost.
     stripe.updateCharge('ch_3PdC3', { disputed: true })
-    log('customer disputed ch_3PdC3 after the agent decided to refund it')
+    log('customer disputed ch_3PdC3 (25.00 EUR) after the agent decided to refund it')
     stripe.fault({ mode: 'apply-then-drop', route: 'POST /v1/refunds', times: 1 })
     log('Stripe will apply the first refund that reaches it and drop the connection before answering')
 
@@ -88,7 +88,7 @@ export async function refundsScenario(dir: string, log: (l: string) => void, tim
       ...refunded,
       `GitHub's own log: ${github.count(rows.find((r) => r.target === 'github')!.effectId)} merge commit carrying the effect id.`,
     ]
-    return { name: 'refunds', title: 'Refund agent: Stripe, GitHub and Slack (emulated)', workerKilledWith: killedWith, rows, summary, ok }
+    return { name: 'refunds', title: 'Refund agent: Stripe, GitHub and Slack (emulated)', workerKilledWith: killedWith, rows, summary, verdict: verdict(rows), ok }
   } finally {
     await Promise.all([stripe.close(), github.close(), slack.close()])
   }

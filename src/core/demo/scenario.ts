@@ -41,6 +41,8 @@ export interface ScenarioReport {
   rows: DemoRow[]
   /** Lines that sum up what the targets' own records show. */
   summary: string[]
+  /** One line: whether the promise held, and how the effects ended. */
+  verdict: string
   ok: boolean
 }
 
@@ -98,6 +100,16 @@ export async function crashAndRecover(run: ScenarioRun): Promise<{ rows: DemoRow
     await gate.close()
     await store.close()
   }
+}
+
+/** The scenario's last line: held or not, and how its effects ended. */
+export function verdict(rows: readonly DemoRow[]): string {
+  const wrong = rows.filter((r) => !r.ok).length
+  if (wrong > 0) return `Verdict: the promise did NOT hold: ${wrong} of ${rows.length} effects are marked WRONG.`
+  const ended = new Map<State, number>()
+  for (const r of rows) ended.set(r.final, (ended.get(r.final) ?? 0) + 1)
+  const counts = [...ended].map(([state, n]) => `${n} ${state}`).join(', ')
+  return `Verdict: the promise holds: no effect applied twice; ${counts}.`
 }
 
 /** What the promise says must be true of each row. */
