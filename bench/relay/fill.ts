@@ -32,13 +32,13 @@ export async function fillInterlock(url: string, n: number): Promise<void> {
 }
 
 export async function fillPgBoss(url: string, n: number): Promise<void> {
-  const { default: PgBoss } = await import('pg-boss')
+  const { PgBoss } = await import('pg-boss')
   const boss = new PgBoss({ connectionString: url, supervise: false, schedule: false })
   boss.on('error', () => {})
   await boss.start()
   await boss.createQueue('bench')
   for (let i = 0; i < n; i += 1000) {
-    await boss.insert(Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({ name: 'bench', data: { j: i + k } })))
+    await boss.insert('bench', Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({ data: { j: i + k } })))
   }
   await boss.stop({ graceful: false, close: true })
 }

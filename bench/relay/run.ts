@@ -28,7 +28,8 @@ const PROCS = opt('--procs', '1,4').split(',').map(Number)
 const PROFILE = args.includes('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${opt('--profile', '/tmp')}`] : []
 const FILL: Record<string, (url: string, n: number) => Promise<void>> = { interlock: fillInterlock, pgboss: fillPgBoss, graphile: fillGraphile }
 
-const server = await startTestPostgres()
+// fsync, synchronous_commit and full_page_writes on: every system pays for durable commits.
+const server = await startTestPostgres({ durable: true })
 if (!server.url) throw new Error(server.error)
 const admin = new pg.Client({ connectionString: server.url })
 await admin.connect()
@@ -62,7 +63,7 @@ try {
   await server.stop()
 }
 
-console.log(`\nbench/relay: ${N} ready items, no-op handler, ${CONCURRENCY} in flight per process, embedded PostgreSQL (fsync off), Interlock effects over ${THREADS} journals\n`)
+console.log(`\nbench/relay: ${N} ready items, no-op handler, ${CONCURRENCY} in flight per process, embedded PostgreSQL (fsync on), Interlock effects over ${THREADS} journals\n`)
 console.log('system          procs   items/s   seconds')
 for (const r of results) console.log(`${r.system.padEnd(15)} ${String(r.procs).padStart(5)} ${r.perSecond.toFixed(0).padStart(9)} ${r.seconds.toFixed(1).padStart(9)}`)
 for (const procs of PROCS) {
