@@ -1,8 +1,10 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
+import { parseDuration } from '../core/config/policy.js'
 import { UsageError } from '../core/errors.js'
 import { fileName, latestVersion } from '../core/stores/migrations.js'
-import { install, installSql, type InstallReport, type MigrationInfo, type StoreKind } from '../core/stores/migrate.js'
+import { install, installSql, type InstallReport, type LockWait, type MigrationInfo, type PendingMigration, type StoreKind } from '../core/stores/migrate.js'
+import { describeHolder, LOCK_RETRIES, LOCK_TIMEOUT_MS } from '../core/stores/postgres/migrator.js'
 import { grantsSql, installerSql, type RoleNames } from '../core/stores/postgres/grants.js'
 
 /** `--print-sql`'s result: the script, for review or to run by hand. */
@@ -24,11 +26,13 @@ const ROLE_FLAG = (job: string) =>
 
 export default class Install extends BaseCommand<typeof Install> {
   static override summary = 'Create or upgrade the store schema.'
-  static override description = `Applies the schema migrations this interlock ships to the store in interlock.toml ([store]), each in the one transaction of the run. Idempotent: a second run applies nothing. Safe to run twice at once (cron, a deploy and a DBA): PostgreSQL takes an advisory lock for the whole run, SQLite a write lock.
+  static override description = `Applies the schema migrations this interlock ships to the store in interlock.toml ([store]). Idempotent: a run with nothing pending writes nothing, so any role that can read the schema may run it. Safe to run twice at once (cron, a deploy and a DBA): PostgreSQL takes an advisory lock for the run, SQLite a write lock.
 
-Refuses (exit 4) a store whose schema is newer than this interlock, or whose applied migration differs from the one shipped.
+PostgreSQL, beside running relays: each migration runs in its own transaction, and waits at most --lock-timeout for each lock, then gives up (so a migration queued behind a long reader such as pg_dump holds relays up at most that long) and tries again after a pause, --lock-retries times; indexes are built with CREATE INDEX CONCURRENTLY, which holds up no read or write.
 
---print-sql prints the whole install as one SQL script for review (or to run by hand with psql); --dry-run connects and reports what would be applied, changing nothing.
+Refuses (exit 4) a store whose schema is newer than this interlock, whose applied migration differs from the one shipped, or that was installed by a development build before the first release; and, when something is pending, a role that does not own the schema.
+
+--print-sql prints the whole install as SQL for review (or to run by hand with psql -f); --dry-run connects and reports what would be applied and what each pending migration locks, changing nothing, and refuses what the real run would refuse.
 
 --print-grants prints, for a PostgreSQL store, the SQL that gives each named database role exactly its job's rights in the schema, and connects to nothing: --agent (only proposes effects and reads its own: pair it with [store] access = "agent"), --relay, --operator, --read-only. Run it after install, and again after each upgrade, as the installer. --installer <role> prints instead what a superuser runs before the first install: the schema, owned by that role.`
   static override examples = [
@@ -42,7 +46,17 @@ Refuses (exit 4) a store whose schema is newer than this interlock, or whose app
 
   static override flags = {
     'print-sql': Flags.boolean({ description: 'Print the SQL of the whole install and exit; connects to nothing.', exclusive: ['dry-run', 'print-grants'] }),
-    'dry-run': Flags.boolean({ description: 'Report what would be applied; change nothing.', exclusive: ['print-grants'] }),
+    'dry-run': Flags.boolean({ description: 'Report what would be applied and what each migration locks; change nothing.', exclusive: ['print-grants'] }),
+    'lock-timeout': Flags.string({
+      helpValue: '<duration>',
+      exclusive: ['print-grants', 'print-sql'],
+      description: `PostgreSQL: how long one attempt at a migration waits for a lock before it gives up and retries (e.g. 500ms, 3s). Default ${LOCK_TIMEOUT_MS / 1000}s.`,
+    }),
+    'lock-retries': Flags.integer({
+      min: 0,
+      exclusive: ['print-grants', 'print-sql'],
+      description: `PostgreSQL: attempts after the first when a lock was not had in time (1 s apart, doubling up to 30 s). Default ${LOCK_RETRIES}.`,
+    }),
     'print-grants': Flags.boolean({ description: "Print the GRANT script of the roles named by the flags below and exit (PostgreSQL); connects to nothing." }),
     agent: ROLE_FLAG('only proposes effects and reads its own'),
     relay: ROLE_FLAG('runs `interlock relay` and `reconcile-effects`'),
@@ -74,9 +88,30 @@ Refuses (exit 4) a store whose schema is newer than this interlock, or whose app
       if (!this.jsonEnabled()) this.log(sql.trimEnd())
       return { kind: store.kind, sql }
     }
-    const report = await install(store, { dryRun: this.flags['dry-run'] })
+    const report = await install(store, {
+      dryRun: this.flags['dry-run'],
+      lockTimeoutMs: this.lockTimeout(),
+      lockRetries: this.flags['lock-retries'],
+      onLockWait: (w) => this.lockWait(w),
+    })
     if (!this.jsonEnabled()) this.summary(report)
     return report
+  }
+
+  private lockTimeout(): number | undefined {
+    const given = this.flags['lock-timeout']
+    if (given === undefined) return undefined
+    try {
+      return parseDuration(given)
+    } catch {
+      throw new UsageError(`--lock-timeout ${JSON.stringify(given)} is not a duration`, { hint: 'Give a whole number and a unit: ms, s or m (e.g. 500ms, 3s).' })
+    }
+  }
+
+  /** On stderr, also under --json: a DBA watching the run sees why it waits. */
+  private lockWait(w: LockWait): void {
+    const who = w.holders.length ? w.holders.map(describeHolder).join('; ') : 'another session'
+    process.stderr.write(`${w.migration}: a lock was not free in time (${who}); attempt ${w.attempt + 1} in ${Math.round(w.retryInMs / 1000)} s\n`)
   }
 
   private summary(r: InstallReport): void {
@@ -84,7 +119,10 @@ Refuses (exit 4) a store whose schema is newer than this interlock, or whose app
     this.log(`Store: ${r.location}`)
     if (r.dryRun) {
       this.log(`Schema version ${r.currentVersion}; this interlock installs ${r.targetVersion}.`)
-      this.log(r.pending.length ? `Would apply: ${names(r.pending)}` : 'Nothing to apply: the schema is up to date.')
+      if (r.pending.length) {
+        this.log(`Would apply: ${names(r.pending)}`)
+        for (const m of r.pending) this.log(locksOf(m))
+      } else this.log('Nothing to apply: the schema is up to date.')
       this.log('Dry run: nothing was changed.')
     } else if (r.applied.length) {
       this.log(`Applied: ${names(r.applied)}`)
@@ -93,4 +131,11 @@ Refuses (exit 4) a store whose schema is newer than this interlock, or whose app
       this.log(`Schema version ${r.currentVersion} is up to date; nothing to apply.`)
     }
   }
+}
+
+/** "0002_x.sql (outside a transaction): effects SHARE UPDATE EXCLUSIVE: reads and writes go on" */
+function locksOf(m: PendingMigration): string {
+  const how = m.transaction ? '' : ' (one statement at a time, outside a transaction)'
+  const locks = m.locks.map((l) => (l.mode === 'none' ? `  locks: nothing that exists (${l.note})` : `  locks: ${l.relation} ${l.mode}: ${l.note}`))
+  return [`${fileName(m)}${how}`, ...locks].join('\n')
 }

@@ -1,24 +1,30 @@
 /**
  * `interlock install`'s engine: create or upgrade a store's schema.
  *
- * - Idempotent: a second run finds nothing pending and applies nothing.
+ * - Idempotent: a second run finds nothing pending and applies nothing, and
+ *   writes nothing (so it needs no right to create anything).
  * - Safe when run twice at once: PostgreSQL takes an advisory lock for the
  *   whole run, SQLite a BEGIN IMMEDIATE write lock; the loser waits, then
  *   finds the work done.
- * - Refuses (SchemaVersionError) a database ahead of this binary, or whose
- *   applied migration differs from the shipped file.
- * - `dryRun` reads only: it reports what would be applied and creates nothing
- *   (not even an empty SQLite file).
+ * - Safe beside running relays (PostgreSQL): lock_timeout with retries, and
+ *   indexes built concurrently (postgres/migrator.ts).
+ * - Refuses (SchemaVersionError) a database ahead of this binary, one whose
+ *   applied migration differs from the shipped file, or one installed before
+ *   the baseline.
+ * - `dryRun` reads only: it reports what would be applied, and what each
+ *   pending migration locks, and creates nothing (not even an empty SQLite
+ *   file); it refuses what the real run would refuse.
  */
 import { existsSync } from 'node:fs'
 import type { StoreConfig } from '../config/types.js'
-import { info, latestVersion, loadMigrations, type MigrationInfo, type StoreKind } from './migrations.js'
+import { info, latestVersion, loadMigrations, pendingInfo, type Migration, type MigrationInfo, type PendingMigration, type StoreKind } from './migrations.js'
 // The SQL text builders load no driver; the drivers themselves are imported only when used.
 import { quoteSchema } from './postgres/identifier.js'
-import { migratePostgres, postgresInstallSql } from './postgres/migrator.js'
+import { migratePostgres, postgresInstallSql, type LockPolicy } from './postgres/migrator.js'
 import { migrateSqlite, sqliteInstallSql } from './sqlite/migrator.js'
 
-export type { MigrationInfo, StoreKind } from './migrations.js'
+export type { MigrationInfo, MigrationLock, PendingMigration, StoreKind } from './migrations.js'
+export type { LockHolder, LockWait } from './postgres/migrator.js'
 
 export interface InstallReport {
   kind: StoreKind
@@ -31,12 +37,14 @@ export interface InstallReport {
   targetVersion: number
   /** Migrations this run applied (none on a dry run). */
   applied: MigrationInfo[]
-  /** Migrations still to apply: what a dry run would do; empty after a real run. */
-  pending: MigrationInfo[]
+  /** Migrations still to apply, with what each locks: what a dry run would do; empty after a real run. */
+  pending: PendingMigration[]
 }
 
-export interface InstallOptions {
+export interface InstallOptions extends LockPolicy {
   dryRun?: boolean
+  /** The migrations to apply (default: the ones this binary ships). */
+  migrations?: readonly Migration[]
 }
 
 /** What `install` would do, changing nothing. */
@@ -49,12 +57,13 @@ export async function install(config: StoreConfig, options: InstallOptions = {})
   if (config.kind === 'sqlite') {
     const { openSqlite, MEMORY } = await import('./sqlite/connection.js')
     const location = config.path
+    const known = options.migrations ?? loadMigrations('sqlite')
     if (dryRun && config.path !== MEMORY && !existsSync(config.path)) {
-      return report('sqlite', location, true, 0, latestVersion('sqlite'), [], loadMigrations('sqlite'))
+      return report('sqlite', location, true, 0, known.at(-1)?.version ?? latestVersion('sqlite'), [], known)
     }
     const db = openSqlite(config.path, { readonly: dryRun && config.path !== MEMORY })
     try {
-      const run = migrateSqlite(db, config.path, { dryRun })
+      const run = migrateSqlite(db, config.path, { dryRun, migrations: known })
       return report('sqlite', location, dryRun, run.currentVersion, run.targetVersion, run.applied, run.pending)
     } finally {
       db.close()
@@ -65,7 +74,7 @@ export async function install(config: StoreConfig, options: InstallOptions = {})
   const location = describePostgres(config.url, config.schema)
   const client = await connectClient(config.url, location)
   try {
-    const run = await migratePostgres(client, config.schema, location, { dryRun })
+    const run = await migratePostgres(client, config.schema, location, { ...options, dryRun })
     return report('postgres', location, dryRun, run.currentVersion, run.targetVersion, run.applied, run.pending)
   } finally {
     await client.end().catch(() => {})
@@ -84,7 +93,7 @@ function report(
   currentVersion: number,
   targetVersion: number,
   applied: MigrationInfo[],
-  pending: MigrationInfo[],
+  pending: readonly Migration[],
 ): InstallReport {
-  return { kind, location, dryRun, currentVersion, targetVersion, applied: applied.map(info), pending: pending.map(info) }
+  return { kind, location, dryRun, currentVersion, targetVersion, applied: applied.map(info), pending: pending.map(pendingInfo) }
 }

@@ -1,6 +1,6 @@
 /**
  * One append request in one round trip: the schema's append_step() function
- * (schemas/postgres/0008_append_step.sql), which answers a written record as
+ * (schemas/postgres/0001_baseline.sql, append_step()), which answers a written record as
  * one text value ('<seq> <prev_hash> <hash> <journal>') and a lost
  * compare-and-set or fencing check as NULL. A sequential caller pays every
  * append's fixed cost in turn, four times per effect; a text answer costs

@@ -1,6 +1,6 @@
 /**
  * One batch of appends in one round trip: the schema's append() function
- * (schemas/postgres/0007_append_set.sql; a batch of one goes to append_step(),
+ * (schemas/postgres/0001_baseline.sql, append(); a batch of one goes to append_step(),
  * append-step.ts) locks the effects and journal heads, checks compare-and-set
  * and fencing, chains and writes the records, and notifies, as one autocommit
  * statement. This side only computes what depends on the

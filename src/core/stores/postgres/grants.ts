@@ -7,7 +7,7 @@
  * - installer: owns the schema and everything `interlock install` creates in
  *   it. Its script runs before the first install: the schema, owned by it.
  * - agent: proposes effects and reads its own (propose(), own_effects,
- *   own_records: schemas/postgres/0012_agent_access.sql). No table at all.
+ *   own_records: schemas/postgres/0001_baseline.sql). No table at all.
  * - relay (and `reconcile-effects`): claims, leases, heartbeats, and moves
  *   effects it holds; never creates one, never rewrites what an effect is.
  * - operator: releases, denials, resolutions, compensations (a compensation

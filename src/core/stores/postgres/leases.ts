@@ -1,6 +1,6 @@
 /**
- * Relay leases and heartbeats on PostgreSQL (schemas/postgres/0003_relay.sql;
- * the claim of ready effects is 0006_claim_index.sql's claim() function).
+ * Relay leases and heartbeats on PostgreSQL (schemas/postgres/0001_baseline.sql;
+ * the claim of ready effects is its claim() function).
  *
  * claim: one statement. It picks rows whose lease is free or expired, oldest
  * first, FOR UPDATE SKIP LOCKED: relays claiming at once
@@ -27,7 +27,7 @@ const COLUMNS = 'e.id, e.journal, e.effect, e.tier, e.state, e.last_seq, e.detai
 export function leaseStatements(schema: string) {
   const s = quoteSchema(schema)
   return {
-    // Ready states (a relay's claims): the claim() function of schemas/postgres/0006_claim_index.sql.
+    // Ready states (a relay's claims): the claim() function of schemas/postgres/0001_baseline.sql.
     claimReady: `SELECT id, journal, effect, tier, state, last_seq, detail, created_at, updated_at, lease_token, lease_expires
       FROM ${s}.claim($1, $2, $3, $4::text[], $5::timestamptz, $6::text[])`,
     // Any other state (reconcile takes HELD effects too): no index of ready work applies.

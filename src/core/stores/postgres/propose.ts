@@ -1,6 +1,6 @@
 /**
  * Appends under agent access (`[store] access = "agent"`): proposals only,
- * through the schema's propose() function (schemas/postgres/0012_agent_access.sql),
+ * through the schema's propose() function (schemas/postgres/0001_baseline.sql),
  * which writes each new effect's PROPOSED record with its owner's rights. The
  * agent's database role holds no privilege on any table, so this is the only
  * write it can make; the checks here only turn a caller's mistake into a

@@ -11,7 +11,7 @@ export const UNSETTLED_STATES = STATES.filter((s) => !TERMINAL_STATES.includes(s
 /**
  * States as SQL literals (only names of the fixed enum pass), not a parameter:
  * the planner then plans for the states actually asked for, and can use the
- * partial index of ready effects (schemas/postgres/0006_claim_index.sql),
+ * partial index of ready effects (schemas/postgres/0001_baseline.sql),
  * whose condition names states.
  */
 export function stateList(states: readonly State[]): string {
@@ -28,7 +28,7 @@ export type PgStatements = ReturnType<typeof statements>
 /**
  * How a store's database role may use the schema: "full" (relays, operators,
  * read-only tools: tables, as their grants allow) or "agent" (propose() and
- * the views of its own effects, schemas/postgres/0012_agent_access.sql).
+ * the views of its own effects, schemas/postgres/0001_baseline.sql).
  */
 export type PgAccess = 'full' | 'agent'
 
@@ -41,15 +41,15 @@ export function statements(schema: string, access: PgAccess = 'full') {
   return {
     effectColumns: EFFECT_COLUMNS,
     effectsTable: effects,
-    // One batch of appends, one round trip, its own transaction (schemas/postgres/0007_append_set.sql).
+    // One batch of appends, one round trip, its own transaction (schemas/postgres/0001_baseline.sql, append()).
     append: `SELECT idx, ok, journal, seq, prev_hash, hash, effect, tier, state, last_seq, detail, created_at, updated_at
       FROM ${s}.append($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::smallint[],
                        $9::text[], $10::text[], $11::bigint[], $12::text[], $13, $14, $15)`,
     // A batch of one, as scalars, answered as one text value: what a sequential caller sends every time
-    // (schemas/postgres/0008_append_step.sql).
+    // (schemas/postgres/0001_baseline.sql, append_step()).
     appendStep: `SELECT ${s}.append_step($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::smallint,
                            $9::text, $10::text, $11::bigint, $12::text, $13, $14, $15) AS r`,
-    // Agent access: new effects' PROPOSED records only, one batch per call (0012_agent_access.sql).
+    // Agent access: new effects' PROPOSED records only, one batch per call (schemas/postgres/0001_baseline.sql).
     propose: `SELECT idx, ok, journal, seq, prev_hash, hash, at
       FROM ${s}.propose($1::text[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[])`,
     effect: `SELECT ${EFFECT_COLUMNS} FROM ${effects} WHERE id = $1`,

@@ -49,7 +49,7 @@ export interface PostgresStoreOptions {
   url?: string
   /**
    * "agent": the database role may only propose and read its own effects
-   * (schemas/postgres/0012_agent_access.sql): appends take proposals only,
+   * (schemas/postgres/0001_baseline.sql): appends take proposals only,
    * reads see only this role's effects, and what relays and operators do
    * (claims, leases, heartbeats, whole-journal reads) is refused. Default "full".
    */
@@ -100,7 +100,7 @@ export class PostgresStore implements Store {
     const at = this.clock.now().toISOString()
     const client = await this.connect('an append')
     try {
-      // One autocommit statement: no BEGIN/COMMIT round trips (schemas/postgres/0004_append_function.sql).
+      // One autocommit statement: no BEGIN/COMMIT round trips (schemas/postgres/0001_baseline.sql, append()).
       const results =
         this.access === 'agent' ? await proposeBatch(client, this.sql, requests) : await appendBatch(client, this.sql, requests, at, this.schema)
       client.release()

@@ -66,7 +66,7 @@ export function appendInTransaction(
       q.insertEffect.run(e.id, e.thread, e.thread, e.target, e.action, s.tier, effectText ?? canonicalJson(effectJson(e)), s.state, s.seq, detailText, s.createdAt, s.updatedAt, settledAt)
       continue
     }
-    // Only the step that settles an effect writes settled_at (0011_lean_appends.sql): the others touch no index.
+    // Only the step that settles an effect writes settled_at (schemas/sqlite/0001_baseline.sql): the others touch no index.
     const changed = settledAt
       ? q.settleEffect.run(s.state, s.seq, detailText, s.updatedAt, settledAt, s.effect.id, previousSeq).changes
       : q.updateEffect.run(s.state, s.seq, detailText, s.updatedAt, s.effect.id, previousSeq).changes

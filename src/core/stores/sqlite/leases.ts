@@ -1,5 +1,5 @@
 /**
- * Relay leases and heartbeats on SQLite (schemas/sqlite/0003_relay.sql): the
+ * Relay leases and heartbeats on SQLite (schemas/sqlite/0001_baseline.sql): the
  * outbox on one machine. Each operation is one BEGIN IMMEDIATE transaction,
  * so claims from several relay processes on one file take turns on the write
  * lock and never take the same effect twice. Expiries are the store clock's

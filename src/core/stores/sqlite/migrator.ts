@@ -1,8 +1,11 @@
 /**
- * Applies the SQLite migrations to one open connection. The whole run is one
- * BEGIN IMMEDIATE transaction: the write lock is taken before the applied
- * versions are read, so two processes installing at once run one after the
- * other and the second finds nothing to do.
+ * Applies the SQLite migrations to one open connection. The applied versions
+ * are read first, writing nothing: a journal already at this version is left
+ * alone (a read-only file, or a reader without write access, opens fine).
+ * When something is pending, the whole run is one BEGIN IMMEDIATE
+ * transaction: the write lock is taken before the applied versions are read
+ * again, so two processes installing at once run one after the other and the
+ * second finds nothing to do.
  */
 import { assessSchema, info, loadMigrations, type Migration, type MigrationInfo, type SchemaAssessment } from '../migrations.js'
 import type { SqliteDatabase } from './connection.js'
@@ -25,13 +28,24 @@ export function readAppliedSqlite(db: SqliteDatabase): MigrationInfo[] {
   return db.prepare(`SELECT version, name, checksum FROM schema_migrations ORDER BY version`).all() as MigrationInfo[]
 }
 
-export function migrateSqlite(db: SqliteDatabase, file: string, options: { dryRun?: boolean; now?: () => Date } = {}): SqliteMigrationRun {
+export function migrateSqlite(
+  db: SqliteDatabase,
+  file: string,
+  options: { dryRun?: boolean; now?: () => Date; migrations?: readonly Migration[] } = {},
+): SqliteMigrationRun {
   const where = `the SQLite journal ${file}`
-  if (options.dryRun) return { ...assessSchema('sqlite', readAppliedSqlite(db), where), applied: [] }
+  const known = options.migrations ?? loadMigrations('sqlite')
+  let first: SchemaAssessment
+  try {
+    first = assessSchema('sqlite', readAppliedSqlite(db), where, known)
+  } catch (e) {
+    throw sqliteError(e, 'reading the schema version', file)
+  }
+  if (options.dryRun || first.pending.length === 0) return { ...first, applied: [] }
   const now = options.now ?? (() => new Date())
   const run = db.transaction((): SqliteMigrationRun => {
     db.exec(BOOTSTRAP)
-    const plan = assessSchema('sqlite', readAppliedSqlite(db), where)
+    const plan = assessSchema('sqlite', readAppliedSqlite(db), where, known)
     const record = db.prepare(`INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)`)
     for (const m of plan.pending) {
       db.exec(m.sql)

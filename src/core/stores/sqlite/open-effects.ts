@@ -1,6 +1,6 @@
 /**
  * Open and settled effects, as the SQLite schema indexes them
- * (schemas/sqlite/0011_lean_appends.sql): settled_at is NULL exactly while an
+ * (schemas/sqlite/0001_baseline.sql): settled_at is NULL exactly while an
  * effect's state is not terminal. effects_open indexes the open ones,
  * effects_settled the state of the settled ones. SQLite reads a partial index
  * only when the query itself states the index's condition, so a query by

@@ -58,13 +58,13 @@ export function prepareStatements(db: SqliteDatabase): Statements {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // The SQL half of compare-and-set: the row must still be where the transaction read it.
-    // Steps between open states leave settled_at alone, so they touch no index (0011_lean_appends.sql);
+    // Steps between open states leave settled_at alone, so they touch no index (schemas/sqlite/0001_baseline.sql);
     // the step that settles an effect sets it, which takes the effect out of effects_open.
     updateEffect: db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = ?, updated_at = ? WHERE id = ? AND last_seq = ?`),
     settleEffect: db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = ?, updated_at = ?, settled_at = ? WHERE id = ? AND last_seq = ?`),
     insertHead: db.prepare(`INSERT INTO journals (journal, head_seq, head_hash) VALUES (?, ?, ?)`),
     updateHead: db.prepare(`UPDATE journals SET head_seq = ?, head_hash = ? WHERE journal = ?`),
-    // The index by effect holds a prefix of the id (0011_lean_appends.sql): the same expression finds it.
+    // The index by effect holds a prefix of the id (schemas/sqlite/0001_baseline.sql): the same expression finds it.
     history: db.prepare(
       `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor
        FROM journal_records r LEFT JOIN journal_records p ON p.journal = r.journal AND p.seq = r.seq - 1

@@ -174,7 +174,7 @@ export class SqliteStore implements Store {
 
   async countByState(): Promise<Record<State, number>> {
     this.assertOpen()
-    // Two indexed passes (0011_lean_appends.sql): settled effects over effects_settled, which
+    // Two indexed passes (schemas/sqlite/0001_baseline.sql): settled effects over effects_settled, which
     // covers their state; open ones, usually few, through effects_open and their rows.
     const rows = this.read('counting effects', () => [...this.q.countSettled.all(), ...this.q.countOpen.all()] as { state: string; n: number }[])
     const counts = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<State, number>

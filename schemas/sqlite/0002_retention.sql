@@ -1,0 +1,23 @@
+-- Interlock retention (SQLite): what `interlock outbox prune` needs to take
+-- settled history out of the journals and have them verify still (see
+-- schemas/postgres/0002_retention.sql for the why), and an index for listing.
+--
+-- lock: none: new tables and an index; the install holds the journal file's write lock while it builds the index (other writers wait, up to their busy timeout)
+
+CREATE TABLE checkpoints (
+  digest   TEXT PRIMARY KEY,
+  made_at  TEXT NOT NULL,
+  document TEXT NOT NULL
+);
+
+CREATE TABLE journal_bases (
+  journal    TEXT PRIMARY KEY,
+  seq        INTEGER NOT NULL,
+  hash       TEXT NOT NULL,
+  checkpoint TEXT NOT NULL REFERENCES checkpoints (digest)
+);
+
+-- `interlock outbox list`, newest first, a page at a time, optionally between
+-- two times: read backwards along creation order instead of sorting the
+-- table. created_at and id never change, so only a proposal writes an entry.
+CREATE INDEX effects_created ON effects (created_at, id);
