@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
-import { parseDuration } from '../core/config/policy.js'
+import { durationFlag } from '../cli/duration.js'
 import { UsageError } from '../core/errors.js'
 import { fileName, latestVersion } from '../core/stores/migrations.js'
 import { install, installSql, type InstallReport, type LockWait, type MigrationInfo, type PendingMigration, type StoreKind } from '../core/stores/migrate.js'
@@ -100,12 +100,7 @@ Refuses (exit 4) a store whose schema is newer than this interlock, whose applie
 
   private lockTimeout(): number | undefined {
     const given = this.flags['lock-timeout']
-    if (given === undefined) return undefined
-    try {
-      return parseDuration(given)
-    } catch {
-      throw new UsageError(`--lock-timeout ${JSON.stringify(given)} is not a duration`, { hint: 'Give a whole number and a unit: ms, s or m (e.g. 500ms, 3s).' })
-    }
+    return given === undefined ? undefined : durationFlag('lock-timeout', given)
   }
 
   /** On stderr, also under --json: a DBA watching the run sees why it waits. */

@@ -1,9 +1,8 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
+import { durationFlag } from '../cli/duration.js'
 import { progressBar } from '../cli/progress.js'
 import { DEFAULTS } from '../core/config/defaults.js'
-import { parseDuration } from '../core/config/policy.js'
-import { UsageError } from '../core/errors.js'
 import { LATER_WITHIN_MS, reconcileEffects, type ReconcileResult } from '../core/reconcile/index.js'
 import type { RecoveredEffect } from '../core/recovery.js'
 import { requireFullAccess } from '../core/stores/full-access.js'
@@ -13,6 +12,10 @@ export default class ReconcileEffects extends BaseCommand<typeof ReconcileEffect
   static override description = `Finds effects in flight (PROPOSED, AUTHORIZED, DISPATCHED) whose last journal record is older than the grace period and finishes them by their target's tier: tier 1 is re-applied with the same idempotency key; tier 2 is queried, then recorded COMMITTED or re-applied; tier 3 is marked AMBIGUOUS for an operator and never re-sent. Effects a live relay holds a lease on are left alone, and so is an effect its target returned to AUTHORIZED with a time to wait for (a rate limit longer than [gate] max_wait_ms): it counts as too recent until then, whatever the grace period.
 
 HELD effects whose journaled releases already form their rule's quorum (an \`outbox release\` killed after recording the release that completed it, before AUTHORIZED) are authorized and dispatched the same way: the releases must be signed by distinct operators trusted in [[operators]], for the effect's current args and premises, unexpired when the quorum formed (the time of the journal record that completed it), and not replayed. Other HELD effects stay HELD and are reported as waiting for operators, with why.
+
+It leases only the effects it will act on (those past the grace period, within --limit, not waiting for operators), each as a relay would, and gives each back when done: a run with nothing to do writes nothing.
+
+--older-than 0s (or 0) sets no grace period: every effect in flight that no live relay holds a lease on, however recent. Relays hold leases on what they work on, so this is safe beside them; an inline gate (the library sending from the agent's own process) holds none, so beside one it may act on an effect that gate is sending right then (re-applying a tier 1 effect, asking a tier 2 target, marking a tier 3 effect AMBIGUOUS): keep a grace period longer than a send where inline gates share the store.
 
 --dry-run changes nothing, sends nothing, and takes no lease: each effect's plan says what would be done (resume, authorize, re-apply, query, mark-ambiguous, wait).
 
@@ -34,7 +37,7 @@ Exit codes, the first that applies: 5 effects refused because their journal does
 
   static override flags = {
     'older-than': Flags.string({
-      description: `Grace period: leave effects whose last record is younger than this (e.g. 90s, 5m, 1h). Default: [reconcile] older_than, else ${DEFAULTS.reconcileOlderThan}.`,
+      description: `Grace period: leave effects whose last record is younger than this (e.g. 90s, 5m, 1h; 0s: none). Default: [reconcile] older_than, else ${DEFAULTS.reconcileOlderThan}.`,
     }),
     concurrency: Flags.integer({
       min: 1,
@@ -84,19 +87,11 @@ Exit codes, the first that applies: 5 effects refused because their journal does
   }
 
   private olderThan(fallback: number): number {
-    return this.duration('older-than', this.flags['older-than'], fallback, false)
+    return this.duration('older-than', this.flags['older-than'], fallback)
   }
 
-  private duration(flag: string, given: string | undefined, fallback: number, zero = true): number {
-    if (given === undefined) return fallback
-    if (zero && given.trim() === '0') return 0
-    try {
-      return parseDuration(given)
-    } catch {
-      throw new UsageError(`--${flag} ${JSON.stringify(given)} is not a duration`, {
-        hint: 'Give a whole number and a unit: ms, s, m, h or d (e.g. 90s, 5m).',
-      })
-    }
+  private duration(flag: string, given: string | undefined, fallback: number): number {
+    return given === undefined ? fallback : durationFlag(flag, given, { zero: true })
   }
 
   private summary(result: ReconcileResult): void {

@@ -109,6 +109,13 @@ export interface RecoverOptions {
   /** Called once with the effects chosen and the ids of those to act on (the rest wait for a person), before any is acted on. */
   onChosen?: (chosen: readonly EffectSnapshot[], acting: ReadonlySet<string>) => void | Promise<void>
   /**
+   * Takes hold of the effects to act on, after onChosen and before any is
+   * acted on (reconcile-effects leases them, so no relay takes one meanwhile);
+   * answers the ids it holds, each still as it was read. The others are left
+   * alone (counted as filtered): someone else holds them, or moved them since.
+   */
+  lease?: (acting: readonly EffectSnapshot[]) => Promise<ReadonlySet<string>>
+  /**
    * Who may release held effects: the trusted operators and the rules (default:
    * the gate's policy, when it names its rules, as RulesPolicy does). Without
    * it, no HELD effect is authorized by recovery: each waits for operators.
@@ -177,7 +184,14 @@ export async function recover(
     chosen.push(snap)
     plans.set(snap.effect.id, planned)
   }
-  await opts.onChosen?.(chosen, new Set(chosen.filter((s) => plans.get(s.effect.id)!.plan !== 'wait').map((s) => s.effect.id)))
+  const actingOn = (s: EffectSnapshot) => plans.get(s.effect.id)!.plan !== 'wait'
+  await opts.onChosen?.(chosen, new Set(chosen.filter(actingOn).map((s) => s.effect.id)))
+  if (opts.lease) {
+    const held = await opts.lease(chosen.filter(actingOn))
+    const kept = chosen.filter((s) => !actingOn(s) || held.has(s.effect.id))
+    skipped.filtered += chosen.length - kept.length
+    chosen.splice(0, chosen.length, ...kept)
+  }
 
   const results = new Map<string, RecoveredEffect>()
   let done = 0

@@ -14,6 +14,9 @@
  *   transition, the effect's record it follows, and the record's data.
  * - anchor: an operator or a relay attests every journal's head at one time
  *   (outbox/anchor.ts), so a journal cut back behind it shows.
+ * - checkpoint: an operator or a relay attests, before `outbox prune` deletes
+ *   them, where the pruned records of each journal it cut end, and the
+ *   archive that holds them (outbox/checkpoint-file.ts).
  *
  * `nonce` makes every statement unique, so a copy of one is recognisable as
  * a replay; `signedAt` / `at` are the signer's clock.
@@ -97,8 +100,22 @@ export interface AnchorStatement {
   at: string
 }
 
+export interface CheckpointStatement {
+  kind: 'checkpoint'
+  /** sha256hex of canonicalJson(heads): each journal cut, and its last removed record { journal, seq, hash }. */
+  headsDigest: string
+  journals: number
+  /** sha256hex of the archive file's bytes: the records removed, as an export. */
+  archiveDigest: string
+  records: number
+  effects: number
+  signer: string
+  role: SignerRole
+  at: string
+}
+
 export type OperatorStatement = ReleaseStatement | DenialStatement | ResolutionStatement
-export type Statement = OperatorStatement | RelayReceiptStatement | RecordStatement | AnchorStatement
+export type Statement = OperatorStatement | RelayReceiptStatement | RecordStatement | AnchorStatement | CheckpointStatement
 export type StatementKind = Statement['kind']
 
 /**

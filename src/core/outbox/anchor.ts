@@ -31,12 +31,13 @@ export async function anchorJournals(
   store: Store,
   path: string,
   key: KeyPair,
-  opts: Omit<VerifyOptions, 'projection' | 'heads'> & { coverUnsigned?: boolean; now: Date },
+  opts: Omit<VerifyOptions, 'projection' | 'heads' | 'checkpoints'> & { coverUnsigned?: boolean; now: Date },
 ): Promise<{ result: AnchorResult; report: VerifyReport }> {
   const heads = new Map<string, JournalHead>()
   // Without the effects rows: relays may go on writing while it reads, and each journal's
-  // chain, read to wherever it had got, is a consistent prefix to anchor.
-  const report = await verifyRecords(store.records(), { ...opts, heads })
+  // chain, read to wherever it had got, is a consistent prefix to anchor. Pruned journals start at their checkpoint.
+  const checkpoints = (await store.checkpoints()).map((c) => c.document)
+  const report = await verifyRecords(store.records(), { ...opts, heads, checkpoints })
   const blocking = report.problems.filter((p) => !(opts.coverUnsigned && p.kind === 'unsigned'))
   if (blocking.length > 0) {
     const unsignedOnly = blocking.every((p) => p.kind === 'unsigned')

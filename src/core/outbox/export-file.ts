@@ -2,13 +2,18 @@
  * The export format (`outbox export`), JSON Lines so a journal of any size
  * streams in and out:
  *   line 1     {"format":"interlock-journal-export/v1","exportedAt":"...","store":"sqlite"}
+ *   line 2     {"checkpoints":[...]}   the store's checkpoints (checkpoint-file.ts), when it has any
  *   then       one JournalRecord per line, in (journal, seq) order, exactly as stored
  *   last line  {"end":{"records":N,"effects":{"<id>":{"state":"...","seq":N}}}}
  * The end line carries where every effect's records end (the store's effects
  * table), so a file cut short, or a record dropped from the end of a journal,
- * fails verification like the store itself would.
+ * fails verification like the store itself would. The checkpoints come before
+ * the records, so a pruned journal, which starts after its checkpoint's head,
+ * verifies from the file alone. `outbox prune`'s archive is a file of this
+ * format too: the records it removed, and the checkpoints they follow.
  */
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { closeSync, createReadStream, createWriteStream, fsyncSync } from 'node:fs'
 import { once } from 'node:events'
 import { IntegrityError, NotFoundError } from '../errors.js'
 import type { State } from '../lifecycle.js'
@@ -30,36 +35,72 @@ export async function projectionOf(store: Store): Promise<Projection> {
 export async function exportJournal(store: Store, path: string, now: Date): Promise<{ path: string; records: number; effects: number }> {
   // The projection first: records appended meanwhile then show as extra, never as missing.
   const projection = await projectionOf(store)
-  const fd = openNewFile(path, 'export', 'E_EXPORT_FILE')
-  const out = createWriteStream('', { fd })
+  const checkpoints = (await store.checkpoints()).map((c) => c.document)
+  const { records } = await writeExport(path, 'export', {
+    store: store.kind,
+    now,
+    checkpoints,
+    records: store.records(),
+    keep: (r) => projection.has(r.effectId),
+    projection,
+  })
+  return { path, records, effects: projection.size }
+}
+
+export interface ExportContent {
+  store: string
+  now: Date
+  checkpoints: readonly unknown[]
+  records: AsyncIterable<JournalRecord>
+  keep: (r: JournalRecord) => boolean
+  projection: Projection
+  /** Made durable (fsync) before the call returns: an archive is written before what it holds is deleted. */
+  durable?: boolean
+}
+
+/** Writes a file of the export format, never over an existing one; returns the records written and the file's SHA-256. */
+export async function writeExport(path: string, what: 'export' | 'archive', c: ExportContent): Promise<{ records: number; sha256: string }> {
+  const fd = openNewFile(path, what, what === 'export' ? 'E_EXPORT_FILE' : 'E_ARCHIVE_FILE')
+  const out = createWriteStream('', { fd, autoClose: false })
+  const digest = createHash('sha256')
   const write = async (line: string) => {
+    digest.update(`${line}\n`)
     if (!out.write(`${line}\n`)) await once(out, 'drain')
   }
   let records = 0
   try {
-    await write(jsonLine({ format: EXPORT_FORMAT, exportedAt: now.toISOString(), store: store.kind }))
-    for await (const r of store.records()) {
-      if (!projection.has(r.effectId)) continue
+    await write(jsonLine({ format: EXPORT_FORMAT, exportedAt: c.now.toISOString(), store: c.store }))
+    if (c.checkpoints.length > 0) await write(jsonLine({ checkpoints: c.checkpoints }))
+    for await (const r of c.records) {
+      if (!c.keep(r)) continue
       await write(jsonLine(r))
       records++
     }
-    await write(jsonLine({ end: { records, effects: Object.fromEntries(projection) } }))
+    await write(jsonLine({ end: { records, effects: Object.fromEntries(c.projection) } }))
   } finally {
     out.end()
-    await once(out, 'close')
+    await once(out, 'finish')
+    try {
+      if (c.durable) fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
   }
-  return { path, records, effects: projection.size }
+  return { records, sha256: digest.digest('hex') }
 }
 
 export interface ExportReader {
   records: AsyncIterable<JournalRecord>
   /** Filled when the records have been read: the end line's projection, or undefined when it is missing. */
   projection(): Projection | undefined
+  /** Filled before the first record is yielded: the checkpoints line's documents (none when there is no such line). */
+  checkpoints(): readonly unknown[]
   problems: string[]
 }
 
 export function readExport(path: string): ExportReader {
   let projection: Projection | undefined
+  let checkpoints: readonly unknown[] = []
   const problems: string[] = []
   async function* records(): AsyncIterable<JournalRecord> {
     const input = createReadStream(path)
@@ -92,6 +133,10 @@ export function readExport(path: string): ExportReader {
         problems.push(`export file ${path} line ${n} follows the end line`)
         continue
       }
+      if (Array.isArray(v.checkpoints) && previous === undefined) {
+        checkpoints = v.checkpoints as unknown[]
+        continue
+      }
       if (v.end && typeof v.end === 'object') {
         ended = true
         const effects = (v.end as { effects?: Record<string, { state: State; seq: number }> }).effects ?? {}
@@ -104,7 +149,7 @@ export function readExport(path: string): ExportReader {
     }
     if (!ended) problems.push(`export file ${path} has no end line; it was cut short`)
   }
-  return { records: records(), projection: () => projection, problems }
+  return { records: records(), projection: () => projection, checkpoints: () => checkpoints, problems }
 }
 
 function isRecordShaped(v: Record<string, unknown>): v is Record<string, unknown> & JournalRecord {

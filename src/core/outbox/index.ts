@@ -1,4 +1,4 @@
-/** The operator's side of the outbox: releases, denials, resolutions, compensation, status, listing, verification and export. */
+/** The operator's side of the outbox: releases, denials, resolutions, compensation, status, listing, verification, export and pruning. */
 export { releaseQuorum, CLOCK_SKEW_MS, type HeldEffect, type QuorumResult, type QuorumOptions, type RuleSource } from './release-check.js'
 export { releaseEffect, denyEffect, type ReleaseResult, type DenyResult } from './release.js'
 export { resolveEffect, type Resolution, type ResolveResult } from './resolve.js'
@@ -15,5 +15,7 @@ export type { WriterCounts } from './verify-writers.js'
 export { anchorJournals, type AnchorResult } from './anchor.js'
 export { readAnchor, signAnchor, writeAnchor, ANCHOR_FORMAT, type AnchorFile, type JournalHead, type TrustedAnchor } from './anchor-file.js'
 export { exportJournal, readExport, EXPORT_FORMAT } from './export-file.js'
+export { pruneJournals, type PruneOptions, type PruneOutcome } from './prune.js'
+export { judgeCheckpoint, signCheckpoint, CHECKPOINT_FORMAT, type CheckpointFile, type JudgedCheckpoint } from './checkpoint-file.js'
 export { recordedQuorum, type RecordedQuorum, type ReleaseAuthority } from './recorded-quorum.js'
 export { trustedRelayKeys, type RelayKey } from './relay-keys.js'

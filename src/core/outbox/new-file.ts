@@ -8,7 +8,7 @@ import { openSync } from 'node:fs'
 import { ExitCode, InterlockError } from '../errors.js'
 
 /** Opens `path` for writing only if it does not exist yet; refuses (code, exit 1) otherwise. */
-export function openNewFile(path: string, what: 'export' | 'anchor', code: string): number {
+export function openNewFile(path: string, what: 'export' | 'anchor' | 'archive' | 'checkpoint', code: string): number {
   try {
     return openSync(path, 'wx')
   } catch (cause) {

@@ -3,15 +3,16 @@ import type { Store } from '../stores/store.js'
 import { projectionOf, readExport } from './export-file.js'
 import { verifyRecords, type VerifyOptions, type VerifyReport } from './verify.js'
 
-export async function verifyStore(store: Store, opts: Omit<VerifyOptions, 'projection'>): Promise<VerifyReport> {
+export async function verifyStore(store: Store, opts: Omit<VerifyOptions, 'projection' | 'checkpoints'>): Promise<VerifyReport> {
   const projection = await projectionOf(store)
-  return verifyRecords(store.records(), { ...opts, projection })
+  const checkpoints = (await store.checkpoints()).map((c) => c.document)
+  return verifyRecords(store.records(), { ...opts, projection, checkpoints })
 }
 
-export async function verifyExport(path: string, opts: Omit<VerifyOptions, 'projection'>): Promise<VerifyReport> {
+export async function verifyExport(path: string, opts: Omit<VerifyOptions, 'projection' | 'checkpoints'>): Promise<VerifyReport> {
   const reader = readExport(path)
-  // The end line is read last: the projection is asked for after the records.
-  const report = await verifyRecords(reader.records, { ...opts, projection: reader.projection })
+  // The end line is read last: the projection is asked for after the records; the checkpoints line comes before them.
+  const report = await verifyRecords(reader.records, { ...opts, projection: reader.projection, checkpoints: reader.checkpoints })
   for (const message of reader.problems) report.problems.push({ journal: '?', seq: 0, effectId: '?', message })
   report.ok = report.problems.length === 0
   // A copy, not the same object: --json output would print a second reference as "[circular]".

@@ -80,10 +80,15 @@ export class WriterCheck {
   private readonly verify = nativeVerifier()
   private readonly anchored = new Map<string, AnchoredJournal>()
 
+  /**
+   * @param prunedTo where a journal's trusted checkpoint says its pruned records end: an anchored head
+   *   at or before it was removed with them, and the checkpoint's signer verified the chain through it
+   */
   constructor(
     private readonly keys: WriterKeys,
     private readonly anchor: TrustedAnchor | undefined,
     private readonly problem: Problem,
+    private readonly prunedTo: (journal: string) => number | undefined = () => undefined,
   ) {}
 
   /**
@@ -117,6 +122,7 @@ export class WriterCheck {
           this.counts.byAnchor += a.pending
           continue
         }
+        if (!a?.differs && head.seq <= (this.prunedTo(journal) ?? 0)) continue
         this.counts.unsigned += a?.pending ?? 0
         if (a?.differs) continue
         const tail = tails.get(journal)

@@ -16,6 +16,11 @@
  * line) is compared with where each effect's records end, so a record
  * removed from the end of a journal shows too; a journal cut back with its
  * effects rows rewritten to match shows only against an anchor (anchor-file.ts).
+ *
+ * A journal `outbox prune` cut starts after its checkpoint's head
+ * (checkpoint-file.ts): with a trusted checkpoint, its chain is verified from
+ * there; a journal that starts anywhere but record 1 or a trusted
+ * checkpoint's head, and a checkpoint that does not verify, are problems.
  */
 import { canonicalJson, type JsonObject } from '../canonical-json.js'
 import type { OperatorConfig } from '../config/types.js'
@@ -31,6 +36,7 @@ import type { Policy } from '../policy.js'
 import { ChainVerifier } from '../stores/record-hash.js'
 import type { JournalRecord } from '../stores/store.js'
 import type { JournalHead, TrustedAnchor } from './anchor-file.js'
+import { judgeCheckpoint, type JudgedCheckpoint } from './checkpoint-file.js'
 import { statementsIn } from './journal-statements.js'
 import type { RuleSource } from './release-check.js'
 import { WriterCheck, type WriterCounts, type WriterTrack } from './verify-writers.js'
@@ -57,6 +63,8 @@ export interface VerifyReport {
   writers: WriterCounts
   /** The anchor checked against (--anchor), when one was given. */
   anchor?: { path: string; signer: string; role: string; at: string; journals: number }
+  /** Checkpoints of pruned journals: signed by a trusted key, by a relay with no relay key given, or neither (a problem). */
+  checkpoints: { valid: number; invalid: number; unchecked: number }
   /** A record could not be read: nothing after it was. */
   stopped?: VerifyProblem
   problems: VerifyProblem[]
@@ -84,6 +92,12 @@ export interface VerifyOptions {
   anchor?: TrustedAnchor
   /** Filled with every journal's last verified record: what `outbox anchor` signs. */
   heads?: Map<string, JournalHead>
+  /**
+   * The checkpoints of pruned journals, as stored or exported (judged here
+   * against the trusted keys). A function is asked when the first record is
+   * read (an export carries them on the line before its records).
+   */
+  checkpoints?: readonly unknown[] | (() => readonly unknown[] | undefined)
 }
 
 interface EffectTrack extends WriterTrack {
@@ -123,11 +137,15 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
     signatures: { valid: 0, invalid: 0 },
     receipts: { valid: 0, invalid: 0, unchecked: 0 },
     writers: { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, byAnchor: 0 },
+    checkpoints: { valid: 0, invalid: 0, unchecked: 0 },
     problems: [],
   }
   const problem = (r: Pick<JournalRecord, 'journal' | 'seq' | 'effectId'>, message: string, kind?: VerifyProblem['kind']) =>
     report.problems.push({ journal: r.journal, seq: r.seq, effectId: r.effectId, message, ...(kind ? { kind } : {}) })
-  const writers = new WriterCheck({ operators: operatorKeys, relays: relayKeys }, opts.anchor, problem)
+  // Where each pruned journal starts, by its trusted checkpoint with the furthest head (asked for once, when reading starts).
+  let bases: Map<string, Base> | undefined
+  const basesNow = (): Map<string, Base> => (bases ??= checkpointBases(opts, { operators: operatorKeys, relays: relayKeys }, report, problem))
+  const writers = new WriterCheck({ operators: operatorKeys, relays: relayKeys }, opts.anchor, problem, (journal) => basesNow().get(journal)?.seq)
   const keys: Keys = { operatorKeys, relayKeys, policy: opts.policy, verify: nativeVerifier() }
 
   const reading = (async function* () {
@@ -151,13 +169,19 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
     report.records++
     journals.add(r.journal)
     if (broken.has(r.journal)) continue
+    const base = basesNow().get(r.journal)
     try {
       if (!isState(r.state)) throw new Error(`has an unknown state ${JSON.stringify(r.state)}`)
+      // The first record left after a prune links to the checkpoint's head.
+      if (base && !tails.has(r.journal) && r.seq === base.seq + 1) chain.resume(r.journal, base.seq, base.hash)
       chain.check(r)
     } catch (e) {
       broken.add(r.journal)
       problem(r, isInterlockError(e) ? e.message : `journal ${JSON.stringify(r.journal)} record ${r.seq} ${(e as Error).message}`)
       continue
+    }
+    if (base && r.seq === base.seq && r.hash !== base.hash) {
+      problem(r, `${where(r)} is not the record checkpoint ${base.digest.slice(0, 12)}… (signed by ${base.role} ${base.signer} at ${base.at}) pinned as the last one pruned: the journal was rewritten at or before it`)
     }
     const tail = tails.get(r.journal)
     if (tail) {
@@ -200,6 +224,7 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
     }
     writers.finish(effects, new Map([...tails].map(([j, h]) => [j, h.seq])), broken)
   }
+  basesNow()
   if (opts.heads) for (const [j, h] of tails) if (!broken.has(j)) opts.heads.set(j, h)
   if (opts.anchor) {
     const a = opts.anchor
@@ -212,6 +237,45 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
   // A copy, not the same object: --json output would print a second reference as "[circular]".
   report.firstBad = report.problems[0] && { ...report.problems[0] }
   return report
+}
+
+interface Base {
+  seq: number
+  hash: string
+  digest: string
+  signer: string
+  role: string
+  at: string
+}
+
+/**
+ * Each checkpointed journal's start: the furthest head of a checkpoint that
+ * verified (or is a relay's, with no relay key to check it: unchecked, as
+ * relay records are then). A checkpoint that does not verify is a problem
+ * and vouches for nothing.
+ */
+function checkpointBases(
+  opts: VerifyOptions,
+  trust: { operators: ReadonlyMap<string, string>; relays: readonly TrustedKey[] },
+  report: VerifyReport,
+  problem: (r: Pick<JournalRecord, 'journal' | 'seq' | 'effectId'>, message: string) => void,
+): Map<string, Base> {
+  const docs = (typeof opts.checkpoints === 'function' ? opts.checkpoints() : opts.checkpoints) ?? []
+  const bases = new Map<string, Base>()
+  for (const doc of docs) {
+    const c: JudgedCheckpoint = judgeCheckpoint(doc, trust)
+    report.checkpoints[c.status]++
+    if (c.status === 'invalid') {
+      const [journal, head] = [...c.heads][0] ?? ['?', { seq: 0 }]
+      problem({ journal, seq: head.seq, effectId: '?' }, `checkpoint ${c.digest.slice(0, 12)}… (by ${c.role} ${c.signer} at ${c.at}) ${c.why}; the records it says were pruned are vouched for by nothing`)
+      continue
+    }
+    for (const [journal, head] of c.heads) {
+      const now = bases.get(journal)
+      if (!now || head.seq > now.seq) bases.set(journal, { ...head, digest: c.digest, signer: c.signer, role: String(c.role), at: c.at })
+    }
+  }
+  return bases
 }
 
 /** A proposal: it must carry its effect, and the effect's id must be the hash of what it journaled. */

@@ -38,7 +38,7 @@ import type { EffectTarget } from '../targets/target.js'
 import type { RuleSource } from '../outbox/release-check.js'
 import type { SendAuthority } from '../relay/send-check.js'
 import { laterOutcomes, type LaterOutcomes } from './later-outcomes.js'
-import { claimForReconcile, type ReconcileClaims } from './leases.js'
+import { reconcileClaims } from './leases.js'
 import { tryReconcileLock } from './lock.js'
 
 export type ReconcileStatus = 'clean' | 'ambiguous' | 'unfinished' | 'later-failed' | 'refused' | 'already-running'
@@ -105,7 +105,7 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
   // Used twice (the gate, then the later-outcome sweep): an iterator would be spent by the first.
   const targets = [...opts.targets]
   // A dry run writes nothing, leases included: it may list effects a live relay is working on.
-  let claims: ReconcileClaims | undefined
+  const claims = opts.dryRun ? undefined : reconcileClaims(opts.store, opts.monotonic)
   const gate = new Gate({
     store: opts.store,
     targets,
@@ -118,16 +118,15 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
     stillHeld: (id) => !claims || claims.live(id),
   })
   try {
-    claims = opts.dryRun ? undefined : await claimForReconcile(opts.store, opts.monotonic)
     const skip = opts.skip
     const report = await gate.recover({
       olderThanMs: opts.olderThanMs,
       concurrency: opts.concurrency,
       limit: opts.limit,
       dryRun: opts.dryRun,
-      filter: async (s) => (!claims || claims.mayTouch(s)) && !(skip && (await skip(s))),
-      // Only the effects it will act on stay leased; the rest (too recent, over the limit, waiting for operators) go back at once.
-      onChosen: (_chosen, acting) => claims?.giveBack(claims.heldIds().filter((id) => !acting.has(id))),
+      filter: skip && (async (s) => !(await skip(s))),
+      // Only the effects it will act on are leased (too recent, over the limit, waiting for operators: not touched).
+      lease: claims && ((acting) => claims.take(acting)),
       releases: opts.operators ? { operators: opts.operators } : undefined,
       // A shared store: whatever its journal says was authorized must have been, by policy or quorum, before anything is sent.
       sendCheck: sendAuthority(opts),

@@ -32,6 +32,8 @@ export function leasedStore(store: Store, relay: string, leaseOf: (effectId: str
     releaseLease: (r, leases) => store.releaseLease(r, leases),
     heartbeat: (r, info) => store.heartbeat(r, info),
     relays: () => store.relays(),
+    checkpoints: () => store.checkpoints(),
+    prune: (request) => store.prune(request),
     close: () => store.close(),
   }
 }

@@ -32,6 +32,9 @@ import type {
   ListFilter,
   RelayHeartbeat,
   Store,
+  PruneRequest,
+  PruneResult,
+  StoredCheckpoint,
 } from './store.js'
 import type { EffectSnapshot } from '../effect.js'
 import type { State } from '../lifecycle.js'
@@ -168,6 +171,14 @@ class GroupCommitStore implements Store {
 
   relays(): Promise<RelayHeartbeat[]> {
     return this.inner.relays()
+  }
+
+  checkpoints(): Promise<StoredCheckpoint[]> {
+    return this.inner.checkpoints()
+  }
+
+  prune(request: PruneRequest): Promise<PruneResult> {
+    return this.inner.prune(request)
   }
 
   /** Lets queued appends finish, then closes the store beneath. */

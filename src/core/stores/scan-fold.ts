@@ -62,8 +62,14 @@ export class InFlightFold {
   // One record object reused for every check (the verifier keeps none of it): a million fewer allocations.
   private readonly scratch: JournalRecord = { journal: '', seq: 0, effectId: '', state: 'PROPOSED', at: '', data: UNPARSED, prevHash: '', hash: '' }
 
-  /** @param wanted ids of the effects to rebuild (the projection's in-flight ones) */
-  constructor(private readonly wanted: ReadonlySet<string>) {}
+  /**
+   * @param wanted ids of the effects to rebuild (the projection's in-flight ones)
+   * @param bases where pruned journals start (their last removed record): the chain resumes from it
+   */
+  constructor(
+    private readonly wanted: ReadonlySet<string>,
+    private readonly bases: ReadonlyMap<string, ChainHead> = new Map(),
+  ) {}
 
   /** One record; records must come in (journal, seq) order. */
   add(journal: string, seq: number, effectId: string, state: string, at: string, dataText: string, prevHash: string, hash: string): void {
@@ -77,6 +83,11 @@ export class InFlightFold {
     r.at = at
     r.prevHash = prevHash
     r.hash = hash
+    const tail = this.tails.get(journal)
+    if (!tail) {
+      const base = this.bases.get(journal)
+      if (base) this.verifier.resume(journal, base.seq, base.hash)
+    }
     this.verifier.check(r, dataText)
     const prev = this.last.get(effectId)
     if (prev ? !NEXT.get(prev.state)!.has(state) : state !== 'PROPOSED') {
@@ -88,7 +99,6 @@ export class InFlightFold {
     } else {
       this.last.set(effectId, { journal, state: state as State, seq })
     }
-    const tail = this.tails.get(journal)
     if (tail) {
       tail.seq = seq
       tail.hash = hash
@@ -114,7 +124,7 @@ export class InFlightFold {
    */
   finish(heads: ReadonlyMap<string, ChainHead>, projection: readonly ProjectedEffect[]): EffectSnapshot[] {
     for (const [journal, head] of heads) {
-      const tail = this.tails.get(journal) ?? { seq: 0, hash: GENESIS_HASH }
+      const tail = this.tails.get(journal) ?? this.bases.get(journal) ?? { seq: 0, hash: GENESIS_HASH }
       if (tail.seq !== head.seq || tail.hash !== head.hash) {
         throw integrity(journal, head.seq, `is the journal's recorded head, but the last record found is ${tail.seq}; records were removed from the end or the head was altered`)
       }

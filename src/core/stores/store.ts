@@ -82,6 +82,11 @@ export interface ClaimRequest {
    * up older effects whose lease ran out.
    */
   createdFrom?: string
+  /**
+   * Only these effects (reconcile-effects leases just what it will act on),
+   * each still only when its lease is free or expired and it is in `states`.
+   */
+  ids?: readonly string[]
 }
 
 export interface ClaimedEffect {
@@ -135,6 +140,37 @@ export interface ListFilter {
   limit?: number
   /** Skip this many matching effects first (paging, with `limit`). */
   offset?: number
+}
+
+/** A checkpoint as prune stored it: the signed document (outbox/checkpoint-file.ts), which verify judges. */
+export interface StoredCheckpoint {
+  /** sha256hex of the document's signed statement and signature: its key in the store. */
+  digest: string
+  madeAt: string
+  document: JsonObject
+}
+
+/**
+ * One journal cut by prune: its records up to and including `seq` go, and so
+ * do the rows of `effectIds`, every effect whose records all lie there.
+ */
+export interface JournalCut {
+  journal: string
+  seq: number
+  /** The hash of record `seq`, as the checkpoint pins it. */
+  hash: string
+  effectIds: readonly string[]
+}
+
+export interface PruneRequest {
+  checkpoint: StoredCheckpoint
+  cuts: readonly JournalCut[]
+}
+
+export interface PruneResult {
+  journals: number
+  records: number
+  effects: number
 }
 
 export interface Store {
@@ -208,6 +244,22 @@ export interface Store {
 
   /** Gives leases up (a draining relay's unstarted work), so others may claim at once. */
   releaseLease(relay: string, leases: readonly LeaseRef[]): Promise<void>
+
+  /** The checkpoints prune has stored, oldest first: what `outbox verify` reads a pruned journal from. */
+  checkpoints(): Promise<StoredCheckpoint[]>
+
+  /**
+   * Takes what a checkpoint covers out of the store (`outbox prune`): stores
+   * the checkpoint, then for each cut, in a transaction of its own, deletes
+   * the journal's records up to it and its effects' rows, and records where
+   * the journal now starts (its base: the last record removed), which reads
+   * that verify a chain link its first record to. Refuses (IntegrityError),
+   * changing nothing of that journal, a cut whose record is not there with
+   * that hash, a record at or before the cut of an effect not listed, or a
+   * listed effect that is not settled or has records past the cut. A cut at
+   * or before the journal's base is done already: skipped.
+   */
+  prune(request: PruneRequest): Promise<PruneResult>
 
   /** Records that `relay` is alive, with what it wants `outbox status` to show. */
   heartbeat(relay: string, info: JsonObject): Promise<void>

@@ -30,12 +30,13 @@ export function leaseStatements(schema: string) {
     // Ready states (a relay's claims): the claim() function of schemas/postgres/0001_baseline.sql.
     claimReady: `SELECT id, journal, effect, tier, state, last_seq, detail, created_at, updated_at, lease_token, lease_expires
       FROM ${s}.claim($1, $2, $3, $4::text[], $5::timestamptz, $6::text[])`,
-    // Any other state (reconcile takes HELD effects too): no index of ready work applies.
-    claimOther: (states: readonly State[], byTarget: boolean, from: boolean) => `WITH ready AS (
+    // Any other state (reconcile takes HELD effects too): no index of ready work applies. Or named
+    // effects (reconcile leases just those it will act on): each found by its primary key.
+    claimOther: (states: readonly State[], byTarget: boolean, from: boolean, byId = false) => `WITH ready AS (
         SELECT id FROM ${s}.effects
-        WHERE state IN (${stateList(states)})${byTarget ? ' AND target = ANY($4::text[])' : ''}${from ? ` AND created_at >= $${byTarget ? 5 : 4}::timestamptz` : ''}
+        WHERE state IN (${stateList(states)})${byTarget ? ' AND target = ANY($4::text[])' : ''}${from ? ` AND created_at >= $${byTarget ? 5 : 4}::timestamptz` : ''}${byId ? ` AND id = ANY($${4 + (byTarget ? 1 : 0) + (from ? 1 : 0)}::text[])` : ''}
           AND (lease_expires IS NULL OR lease_expires < clock_timestamp())
-        ORDER BY created_at, id
+        ${byId ? '' : 'ORDER BY created_at, id'}
         LIMIT $2
         FOR UPDATE SKIP LOCKED
       )
@@ -61,19 +62,20 @@ export function leaseStatements(schema: string) {
 export type LeaseStatements = ReturnType<typeof leaseStatements>
 
 export async function claim(query: Query, sql: LeaseStatements, req: ClaimRequest): Promise<ClaimedEffect[]> {
-  if (req.limit <= 0 || (req.targets && req.targets.length === 0)) return []
+  if (req.limit <= 0 || (req.targets && req.targets.length === 0) || (req.ids && req.ids.length === 0)) return []
   const states = req.states ?? READY_STATES
   const byTarget = req.targets !== undefined
   let text: string
   let values: unknown[]
-  if (states.every((st) => READY_STATES.includes(st))) {
+  if (states.every((st) => READY_STATES.includes(st)) && req.ids === undefined) {
     text = sql.claimReady
     values = [req.relay, req.limit, req.leaseMs, req.targets ?? null, req.createdFrom ?? null, states]
   } else {
-    text = sql.claimOther(states, byTarget, req.createdFrom !== undefined)
+    text = sql.claimOther(states, byTarget, req.createdFrom !== undefined, req.ids !== undefined)
     values = [req.relay, req.limit, req.leaseMs]
     if (byTarget) values.push(req.targets)
     if (req.createdFrom !== undefined) values.push(req.createdFrom)
+    if (req.ids !== undefined) values.push(req.ids)
   }
   const { rows } = await query<EffectRow & { lease_token: string; lease_expires: Date }>('claiming effects', text, values)
   return rows

@@ -181,7 +181,7 @@ async function applyWithRetries(client: pg.ClientBase, schema: string, m: Migrat
       return
     } catch (e) {
       if ((e as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw e
-      holders = await lockHolders(client, schema, m.locks).catch(() => [])
+      holders = await lockHolders(client, schema, m.locks, timeoutMs).catch(() => [])
       if (attempt > retries) break
       const retryInMs = delay(attempt)
       options.onLockWait?.({ migration: fileName(m), attempt, holders, retryInMs })
@@ -259,8 +259,12 @@ export function pgLockMode(mode: string): string {
   return `${mode.toLowerCase().replace(/(^|\s)([a-z])/g, (_, _s: string, c: string) => c.toUpperCase())}Lock`
 }
 
-/** Sessions holding, on the migration's tables, a lock its own locks wait for. */
-async function lockHolders(client: pg.ClientBase, schema: string, locks: readonly MigrationLock[]): Promise<LockHolder[]> {
+/**
+ * Sessions holding, on the migration's tables, a lock its own locks wait for,
+ * in a transaction older than the wait that gave up (a relay's claim holds
+ * its lock for milliseconds: it is not what the migration waited for).
+ */
+async function lockHolders(client: pg.ClientBase, schema: string, locks: readonly MigrationLock[], waitedMs: number): Promise<LockHolder[]> {
   const wanted = locks.filter((l) => l.mode !== 'none')
   if (wanted.length === 0) return []
   const { rows } = await client.query<{ pid: number; usename: string | null; application_name: string | null; relname: string; mode: string; seconds: number | null }>(
@@ -268,10 +272,12 @@ async function lockHolders(client: pg.ClientBase, schema: string, locks: readonl
      FROM pg_locks l JOIN pg_class c ON c.oid = l.relation LEFT JOIN pg_stat_activity a ON a.pid = l.pid
      WHERE l.granted AND l.pid <> pg_backend_pid() AND c.relnamespace = to_regnamespace($1)
        AND (c.relname, l.mode) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+       AND a.xact_start <= now() - $4 * interval '1 millisecond'
      ORDER BY a.xact_start NULLS LAST, l.pid LIMIT 5`,
     [
       quoteSchema(schema),
       ...transpose(wanted.flatMap((w) => CONFLICTS[w.mode]!.map((mode) => [w.relation, pgLockMode(mode)] as [string, string]))),
+      waitedMs,
     ],
   )
   return rows.map((r) => ({ pid: r.pid, user: r.usename, application: r.application_name || null, relation: r.relname, mode: r.mode, transactionSeconds: r.seconds }))

@@ -57,23 +57,28 @@ export function statements(schema: string, access: PgAccess = 'full') {
     history: agent
       ? `SELECT journal, seq, effect_id, state, at, data, prev_hash, hash, predecessor
       FROM ${s}.own_records WHERE effect_id = $1 ORDER BY journal, seq`
-      : `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor
+      : `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, coalesce(p.hash, b.hash) AS predecessor
       FROM ${records} r LEFT JOIN ${records} p ON p.journal = r.journal AND p.seq = r.seq - 1
+      LEFT JOIN ${s}.journal_bases b ON b.journal = r.journal AND b.seq = r.seq - 1
       WHERE r.effect_id = $1 ORDER BY r.journal, r.seq`,
     // The histories of many effects in one statement (one snapshot), each record with its effect's row (history-batch.ts).
     // LATERAL lookups per id: index probes whatever the statistics say (a fresh backlog has none, and a plain
     // join then hashes both whole tables: 56 ms instead of 1 for 64 effects).
+    // A record whose predecessor was pruned links to its journal's base (the last record removed).
     histories: `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor,
         e.journal AS row_journal, e.last_seq AS row_last_seq
       FROM unnest($1::text[]) AS ids(id)
       CROSS JOIN LATERAL (SELECT * FROM ${records} r WHERE r.effect_id = ids.id OFFSET 0) r
-      LEFT JOIN LATERAL (SELECT hash FROM ${records} p WHERE p.journal = r.journal AND p.seq = r.seq - 1 LIMIT 1) p ON true
+      LEFT JOIN LATERAL (SELECT hash FROM ${records} p WHERE p.journal = r.journal AND p.seq = r.seq - 1
+                         UNION ALL SELECT hash FROM ${s}.journal_bases b WHERE b.journal = r.journal AND b.seq = r.seq - 1 LIMIT 1) p ON true
       LEFT JOIN LATERAL (SELECT journal, last_seq FROM ${effects} e WHERE e.id = ids.id LIMIT 1) e ON true
       ORDER BY r.effect_id, r.journal, r.seq`,
     inFlight: `SELECT id, journal, state, last_seq FROM ${effects} WHERE state IN (${stateList(UNSETTLED_STATES)})`,
     // An effect's thread is its journal: its records find it by journal_records' primary key.
     inThread: (n: number) => (agent ? `journal = $${n}` : `id IN (SELECT effect_id FROM ${records} WHERE journal = $${n})`),
     heads: `SELECT journal, head_seq, head_hash FROM ${journals} WHERE journal = ANY($1::text[])`,
+    bases: `SELECT journal, seq, hash FROM ${s}.journal_bases WHERE journal = ANY($1::text[])`,
+    checkpoints: `SELECT digest, made_at, document FROM ${s}.checkpoints ORDER BY made_at, digest`,
     journalRecordsPage: `SELECT ${RECORD_COLUMNS} FROM ${records}
       WHERE journal = ANY($1::text[]) AND (journal, seq) > ($2, $3) ORDER BY journal, seq LIMIT $4`,
     recordsPage: `SELECT ${RECORD_COLUMNS} FROM ${records} WHERE (journal, seq) > ($1, $2) ORDER BY journal, seq LIMIT $3`,

@@ -25,9 +25,12 @@ import {
   type JournalRecord,
   type LeaseRef,
   type ListFilter,
+  type PruneRequest,
+  type PruneResult,
   type RelayHeartbeat,
   type Store,
   type StoreEvent,
+  type StoredCheckpoint,
 } from '../store.js'
 import type { JsonObject } from '../../canonical-json.js'
 import { claim, heartbeat, leaseStatements, relays, releaseLease, renewLease, type LeaseStatements } from './leases.js'
@@ -36,6 +39,7 @@ import { appendBatch } from './append.js'
 import { HistoryBatcher, type JoinedRecordRow } from './history-batch.js'
 import { isTransientPgError, pgError } from './errors.js'
 import { assertProposals, proposeBatch } from './propose.js'
+import { prunePostgres } from './prune.js'
 import { toHistoryRow, toRecord, toSnapshot, type EffectRow, type HistoryRecordRow, type RecordRow } from './rows.js'
 import { stateList, statements, type PgAccess, type PgStatements } from './statements.js'
 
@@ -143,12 +147,19 @@ export class PostgresStore implements Store {
         await client.query<{ id: string; journal: string; state: string; last_seq: string }>(this.sql.inFlight)
       ).rows.map((r) => ({ id: r.id, journal: r.journal, state: r.state, seq: Number(r.last_seq) }))
       const journals = [...new Set(projection.map((p) => p.journal))]
-      const fold = new InFlightFold(new Set(projection.map((p) => p.id)))
       const heads = new Map<string, ChainHead>()
+      const bases = new Map<string, ChainHead>()
       if (journals.length > 0) {
         for (const h of (await client.query<{ journal: string; head_seq: string; head_hash: string }>(this.sql.heads, [journals])).rows) {
           heads.set(h.journal, { seq: Number(h.head_seq), hash: h.head_hash })
         }
+        // Pruned journals start after their base: the chain is verified from there.
+        for (const b of (await client.query<{ journal: string; seq: string; hash: string }>(this.sql.bases, [journals])).rows) {
+          bases.set(b.journal, { seq: Number(b.seq), hash: b.hash })
+        }
+      }
+      const fold = new InFlightFold(new Set(projection.map((p) => p.id)), bases)
+      if (journals.length > 0) {
         // A projected journal with no head row reads as empty; the fold then reports its effects as unrecorded.
         for (const j of journals) if (!heads.has(j)) heads.set(j, { seq: 0, hash: GENESIS_HASH })
         let after: [string, number] = ['', BEFORE_ANY_SEQ]
@@ -251,6 +262,23 @@ export class PostgresStore implements Store {
     this.assertOpen()
     this.assertFull('listing relays')
     return relays(this.bound, this.leases)
+  }
+
+  async checkpoints(): Promise<StoredCheckpoint[]> {
+    this.assertOpen()
+    this.assertFull('reading checkpoints')
+    const { rows } = await this.query<{ digest: string; made_at: Date; document: JsonObject }>('reading checkpoints', this.sql.checkpoints, [])
+    return rows.map((r) => ({ digest: r.digest, madeAt: r.made_at.toISOString(), document: r.document }))
+  }
+
+  async prune(request: PruneRequest): Promise<PruneResult> {
+    this.assertOpen()
+    this.assertFull('pruning')
+    try {
+      return await prunePostgres(this.pool, this.schema, request, this.where)
+    } catch (e) {
+      throw pgError(e, 'pruning', this.where)
+    }
   }
 
   subscribe?(event: StoreEvent, listener: () => void): Promise<() => Promise<void>> {

@@ -42,14 +42,15 @@ export class SqliteLeases {
   }
 
   claim(req: ClaimRequest): ClaimedEffect[] {
-    if (req.limit <= 0 || (req.targets && req.targets.length === 0)) return []
+    if (req.limit <= 0 || (req.targets && req.targets.length === 0) || (req.ids && req.ids.length === 0)) return []
     const states = (req.states ?? READY_STATES).filter((s: State) => (STATES as readonly string[]).includes(s))
     const byTarget = req.targets !== undefined
+    const byId = req.ids !== undefined
     // Lets SQLite read the partial index of open effects (effects_open) in claim order.
     const settled = settledCondition(states)
     const select = this.db.prepare(
       `SELECT ${EFFECT_COLUMNS} FROM effects
-       WHERE state IN (${states.map((s) => `'${s}'`).join(', ')})${settled ? ` AND ${settled}` : ''}${byTarget ? ' AND target IN (SELECT value FROM json_each(?))' : ''}${req.createdFrom !== undefined ? ' AND created_at >= ?' : ''}
+       WHERE state IN (${states.map((s) => `'${s}'`).join(', ')})${settled ? ` AND ${settled}` : ''}${byTarget ? ' AND target IN (SELECT value FROM json_each(?))' : ''}${req.createdFrom !== undefined ? ' AND created_at >= ?' : ''}${byId ? ' AND id IN (SELECT value FROM json_each(?))' : ''}
          AND (lease_expires IS NULL OR lease_expires <= ?)
        ORDER BY created_at, id LIMIT ?`,
     )
@@ -58,6 +59,7 @@ export class SqliteLeases {
       const params: unknown[] = [
         ...(byTarget ? [JSON.stringify(req.targets)] : []),
         ...(req.createdFrom !== undefined ? [req.createdFrom] : []),
+        ...(byId ? [JSON.stringify(req.ids)] : []),
         now,
         req.limit,
       ]

@@ -38,7 +38,7 @@ const UNSETTLED = STATES.filter((s) => !TERMINAL_STATES.includes(s))
 // The names, so the prepared set has a type that declaration files can spell.
 const NAMES = [
   'effectForAppend', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'settleEffect', 'insertHead', 'updateHead',
-  'history', 'inFlight', 'countSettled', 'countOpen', 'journalRecords', 'recordsPage',
+  'history', 'inFlight', 'countSettled', 'countOpen', 'journalRecords', 'recordsPage', 'base', 'checkpoints',
 ] as const
 export type Statements = Record<(typeof NAMES)[number], Statement>
 
@@ -65,11 +65,15 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     insertHead: db.prepare(`INSERT INTO journals (journal, head_seq, head_hash) VALUES (?, ?, ?)`),
     updateHead: db.prepare(`UPDATE journals SET head_seq = ?, head_hash = ? WHERE journal = ?`),
     // The index by effect holds a prefix of the id (schemas/sqlite/0001_baseline.sql): the same expression finds it.
+    // A record whose predecessor was pruned links to its journal's base (the last record removed).
     history: db.prepare(
-      `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash AS predecessor
+      `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, coalesce(p.hash, b.hash) AS predecessor
        FROM journal_records r LEFT JOIN journal_records p ON p.journal = r.journal AND p.seq = r.seq - 1
+       LEFT JOIN journal_bases b ON b.journal = r.journal AND b.seq = r.seq - 1
        WHERE substr(r.effect_id, 1, 16) = substr(?, 1, 16) AND r.effect_id = ? ORDER BY r.journal, r.seq`,
     ),
+    base: db.prepare(`SELECT seq, hash FROM journal_bases WHERE journal = ?`),
+    checkpoints: db.prepare(`SELECT digest, made_at, document FROM checkpoints ORDER BY made_at, digest`),
     // `settled_at IS NULL` lets SQLite read the partial index effects_open instead of the whole table.
     inFlight: db.prepare(`SELECT id, journal, state, last_seq FROM effects WHERE settled_at IS NULL AND state IN (${UNSETTLED})`),
     countSettled: db.prepare(`SELECT state, count(*) AS n FROM effects WHERE settled_at IS NOT NULL GROUP BY state`),

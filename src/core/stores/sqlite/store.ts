@@ -27,12 +27,16 @@ import {
   type JournalRecord,
   type LeaseRef,
   type ListFilter,
+  type PruneRequest,
+  type PruneResult,
   type RelayHeartbeat,
   type Store,
+  type StoredCheckpoint,
 } from '../store.js'
 import type { JsonObject } from '../../canonical-json.js'
 import { appendInTransaction } from './append.js'
 import { SqliteLeases } from './leases.js'
+import { pruneSqlite } from './prune.js'
 import { settledCondition } from './open-effects.js'
 import type { SqliteDatabase } from './connection.js'
 import { sqliteError } from './errors.js'
@@ -113,9 +117,16 @@ export class SqliteStore implements Store {
         const projection = (this.q.inFlight.all() as { id: string; journal: string; state: string; last_seq: number }[]).map(
           (r): ProjectedEffect => ({ id: r.id, journal: r.journal, state: r.state, seq: r.last_seq }),
         )
-        const fold = new InFlightFold(new Set(projection.map((p) => p.id)))
+        const journals = [...new Set(projection.map((p) => p.journal))].sort()
+        // Pruned journals start after their base: the chain is verified from there.
+        const bases = new Map<string, ChainHead>()
+        for (const journal of journals) {
+          const b = this.q.base.get(journal) as { seq: number; hash: string } | undefined
+          if (b) bases.set(journal, { seq: b.seq, hash: b.hash })
+        }
+        const fold = new InFlightFold(new Set(projection.map((p) => p.id)), bases)
         const heads = new Map<string, ChainHead>()
-        for (const journal of [...new Set(projection.map((p) => p.journal))].sort()) {
+        for (const journal of journals) {
           const h = this.q.head.get(journal) as { head_seq: number; head_hash: string } | undefined
           heads.set(journal, h ? { seq: h.head_seq, hash: h.head_hash } : { seq: 0, hash: GENESIS_HASH })
           // Pages through .all() rather than one iterate(): fewer crossings into the driver (measured faster).
@@ -218,6 +229,17 @@ export class SqliteStore implements Store {
   async relays(): Promise<RelayHeartbeat[]> {
     this.assertOpen()
     return this.read('listing relays', () => this.leases.relays())
+  }
+
+  async checkpoints(): Promise<StoredCheckpoint[]> {
+    this.assertOpen()
+    const rows = this.read('reading checkpoints', () => this.q.checkpoints.all() as { digest: string; made_at: string; document: string }[])
+    return rows.map((r) => ({ digest: r.digest, madeAt: r.made_at, document: JSON.parse(r.document) as JsonObject }))
+  }
+
+  async prune(request: PruneRequest): Promise<PruneResult> {
+    this.assertOpen()
+    return this.write('pruning', () => pruneSqlite(this.db, request, this.file))
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,133 @@
+/**
+ * The checkpoint (`outbox prune`): where each journal's pruned records ended
+ * (journal, seq, hash of the last one removed) and the archive that holds
+ * them, signed by an operator or a relay, stored in the store (checkpoints)
+ * and written beside the archive.
+ *
+ * Why: a journal is a hash chain, so once its oldest records are deleted its
+ * first remaining record points at a record nobody can read. The checkpoint
+ * is what vouches for that link: its signer verified every journal (as
+ * `outbox anchor` does) before anything was deleted, and the head's hash
+ * covers the whole chain before it, which the archive holds and
+ * `outbox verify --file <archive>` checks on its own. `outbox verify` takes a
+ * journal that starts right after a trusted checkpoint's head as verified
+ * up to it; a journal that starts anywhere else, or a checkpoint whose
+ * signature does not verify with a trusted key, is a problem.
+ *
+ * Document (JSON):
+ *   { "format": "interlock-checkpoint/v1", "store": "sqlite" | "postgres",
+ *     "heads": [{ "journal", "seq", "hash" }, ...]   -- sorted by journal
+ *     "archive": { "file", "sha256", "records", "effects" },
+ *     "checkpoint": { "statement": CheckpointStatement, "signature", "publicKey" } }
+ * The statement signs sha256hex(canonicalJson(heads)) and the archive's digest.
+ */
+import { closeSync, fsyncSync, writeSync } from 'node:fs'
+import { canonicalJson, type JsonObject } from '../canonical-json.js'
+import type { KeyPair } from '../crypto/keys.js'
+import { signStatement, verifySigned } from '../crypto/sign.js'
+import type { CheckpointStatement, Signed, SignerRole } from '../crypto/statements.js'
+import { sha256Hex } from '../hash.js'
+import { headsDigest, type JournalHead } from './anchor-file.js'
+import { openNewFile } from './new-file.js'
+import type { TrustedKey } from './verify.js'
+
+export const CHECKPOINT_FORMAT = 'interlock-checkpoint/v1'
+
+export interface ArchiveRef {
+  /** The archive's file name, as written (where it was put is the operator's to keep). */
+  file: string
+  sha256: string
+  records: number
+  effects: number
+}
+
+export interface CheckpointFile {
+  format: typeof CHECKPOINT_FORMAT
+  store: string
+  heads: JournalHead[]
+  archive: ArchiveRef
+  checkpoint: Signed<CheckpointStatement> & { publicKey: string }
+}
+
+/** A checkpoint as verify judged it. */
+export interface JudgedCheckpoint {
+  digest: string
+  heads: ReadonlyMap<string, { seq: number; hash: string }>
+  signer: string
+  role: SignerRole | string
+  at: string
+  /** 'valid': signed by a trusted key; 'unchecked': by a relay, and no relay key was given; 'invalid': neither. */
+  status: 'valid' | 'unchecked' | 'invalid'
+  /** Why it is not trusted (status 'invalid'). */
+  why?: string
+}
+
+export function signCheckpoint(heads: readonly JournalHead[], store: string, archive: ArchiveRef, key: KeyPair, now: Date): CheckpointFile {
+  const sorted = [...heads].sort((a, b) => (a.journal < b.journal ? -1 : a.journal > b.journal ? 1 : 0))
+  const statement: CheckpointStatement = {
+    kind: 'checkpoint',
+    headsDigest: headsDigest(sorted),
+    journals: sorted.length,
+    archiveDigest: archive.sha256,
+    records: archive.records,
+    effects: archive.effects,
+    signer: key.name,
+    role: key.kind,
+    at: now.toISOString(),
+  }
+  return { format: CHECKPOINT_FORMAT, store, heads: sorted, archive, checkpoint: { ...signStatement(statement, key.seed), publicKey: key.publicKey } }
+}
+
+/** The checkpoint's key in the store: the digest of what was signed and its signature. */
+export function checkpointDigest(file: Pick<CheckpointFile, 'checkpoint'>): string {
+  const { statement, signature } = file.checkpoint
+  return sha256Hex(canonicalJson({ statement, signature } as unknown as JsonObject))
+}
+
+export function writeCheckpoint(path: string, file: CheckpointFile): void {
+  const fd = openNewFile(path, 'checkpoint', 'E_CHECKPOINT_FILE')
+  try {
+    writeSync(fd, `${JSON.stringify(file, null, 2)}\n`)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+export interface CheckpointTrust {
+  operators: ReadonlyMap<string, string>
+  relays: readonly TrustedKey[]
+}
+
+/** A stored or exported checkpoint document, judged against the trusted keys; never throws. */
+export function judgeCheckpoint(doc: unknown, trust: CheckpointTrust): JudgedCheckpoint {
+  const f = (doc ?? {}) as Partial<CheckpointFile>
+  const st = (f.checkpoint?.statement ?? {}) as Partial<CheckpointStatement>
+  const heads = new Map<string, { seq: number; hash: string }>()
+  for (const h of Array.isArray(f.heads) ? (f.heads as Partial<JournalHead>[]) : []) {
+    if (h && typeof h.journal === 'string' && Number.isSafeInteger(h.seq) && typeof h.hash === 'string') heads.set(h.journal, { seq: h.seq!, hash: h.hash })
+  }
+  const base = {
+    digest: f.checkpoint && typeof f.checkpoint.signature === 'string' ? checkpointDigest(f as CheckpointFile) : '?',
+    heads,
+    signer: typeof st.signer === 'string' ? st.signer : '?',
+    role: typeof st.role === 'string' ? st.role : '?',
+    at: typeof st.at === 'string' ? st.at : '?',
+  }
+  const invalid = (why: string): JudgedCheckpoint => ({ ...base, status: 'invalid', why })
+  if (f.format !== CHECKPOINT_FORMAT || !Array.isArray(f.heads) || st.kind !== 'checkpoint' || !f.checkpoint) return invalid(`is not an Interlock checkpoint (${CHECKPOINT_FORMAT})`)
+  if (heads.size !== f.heads.length) return invalid('has a malformed head')
+  if (st.headsDigest !== headsDigest(f.heads as JournalHead[]) || st.journals !== heads.size) return invalid('lists other heads than its signature covers (altered)')
+  if (!f.archive || st.archiveDigest !== f.archive.sha256) return invalid('names another archive than its signature covers (altered)')
+  let candidates: string[]
+  if (st.role === 'operator') candidates = [trust.operators.get(base.signer)].filter((k): k is string => k !== undefined)
+  else if (st.role === 'relay') {
+    if (trust.relays.length === 0) return { ...base, status: 'unchecked' }
+    candidates = trust.relays.filter((k) => k.name === base.signer || k.publicKey === f.checkpoint!.publicKey).map((k) => k.publicKey)
+  } else return invalid('is signed by neither an operator nor a relay')
+  if (candidates.length === 0) {
+    return invalid(st.role === 'operator' ? `is signed by operator "${base.signer}", who is not a trusted operator` : `is signed by relay "${base.signer}", whose key is not a trusted relay key`)
+  }
+  if (!candidates.some((k) => verifySigned(f.checkpoint as Signed<CheckpointStatement>, k))) return invalid(`carries a signature by ${st.role} ${base.signer} that does not verify (forged or altered)`)
+  return { ...base, status: 'valid' }
+}
