@@ -34,7 +34,7 @@ Refuses (exit 4) a store whose schema is newer than this interlock, whose applie
 
 --print-sql prints the whole install as SQL for review (or to run by hand with psql -f); --dry-run connects and reports what would be applied and what each pending migration locks, changing nothing, and refuses what the real run would refuse.
 
---print-grants prints, for a PostgreSQL store, the SQL that gives each named database role exactly its job's rights in the schema, and connects to nothing: --agent (only proposes effects and reads its own: pair it with [store] access = "agent"), --relay, --operator, --read-only. Run it after install, and again after each upgrade, as the installer. --installer <role> prints instead what a superuser runs before the first install: the schema, owned by that role.`
+--print-grants prints, for a PostgreSQL store, the SQL that gives each named database role exactly its job's rights in the schema, and connects to nothing: --agent (only proposes effects and reads its own: pair it with [store] access = "agent"), --relay, --operator, --read-only, --pruner. Run it after install, and again after each upgrade, as the installer. --installer <role> prints instead what a superuser runs before the first install: the schema, owned by that role.`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --dry-run',
@@ -62,6 +62,7 @@ Refuses (exit 4) a store whose schema is newer than this interlock, whose applie
     relay: ROLE_FLAG('runs `interlock relay` and `reconcile-effects`'),
     operator: ROLE_FLAG('releases, resolves and compensates, and reads everything'),
     'read-only': ROLE_FLAG('reads everything: status, list, show, verify, export'),
+    pruner: ROLE_FLAG('runs `outbox prune`: deletes settled history under a checkpoint, and reads everything'),
     installer: Flags.string({
       helpValue: '<role>',
       dependsOn: ['print-grants'],
@@ -78,7 +79,7 @@ Refuses (exit 4) a store whose schema is newer than this interlock, whose applie
         })
       }
       const f = this.flags
-      const roles: RoleNames = { agent: f.agent, relay: f.relay, operator: f.operator, readOnly: f['read-only'] }
+      const roles: RoleNames = { agent: f.agent, relay: f.relay, operator: f.operator, readOnly: f['read-only'], pruner: f.pruner }
       const sql = f.installer ? installerSql(store.schema, f.installer) : grantsSql(store.schema, roles, latestVersion('postgres'))
       if (!this.jsonEnabled()) this.log(sql.trimEnd())
       return { kind: 'postgres', schema: store.schema, roles: f.installer ? { installer: f.installer } : roles, sql }

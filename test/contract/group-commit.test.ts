@@ -2,6 +2,7 @@
 import { withGroupCommit } from '../../src/core/stores/group-commit.js'
 import { sqliteHarness } from './sqlite-harness.js'
 import { leaseContract } from './lease.contract.js'
+import { pruneContract } from './prune.contract.js'
 import { storeContract } from './store.contract.js'
 
 const harness = async () => {
@@ -10,3 +11,4 @@ const harness = async () => {
 }
 storeContract('group commit over SQLite', harness)
 leaseContract('group commit over SQLite', harness)
+pruneContract('group commit over SQLite', harness)

@@ -156,6 +156,23 @@ export function leaseContract(name: string, makeHarness: () => Promise<StoreHarn
       expect(ids.length).toBe(40)
     })
 
+    it('claims named effects only (reconcile leases what it will act on): each if in a state asked for and its lease is free', async () => {
+      const [ready, held, leased, settled, other] = [effect('a', 1), effect('a', 2), effect('b', 3), effect('b', 4), effect('c', 5)]
+      await drive(store, ready, 'DISPATCHED')
+      await drive(store, held, 'HELD')
+      await drive(store, leased, 'AUTHORIZED')
+      await drive(store, settled, 'COMMITTED')
+      await drive(store, other, 'PROPOSED')
+      expect((await store.claim({ relay: 'live-relay', limit: 10, leaseMs: LONG, ids: [leased.id] })).map((c) => c.snapshot.effect.id)).toEqual([leased.id])
+      const named = [ready.id, held.id, leased.id, settled.id, 'f'.repeat(64)]
+      const claimed = await store.claim({ relay: 'reconcile', limit: named.length, leaseMs: LONG, states: ['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'HELD'], ids: named })
+      expect(claimed.map((c) => c.snapshot.effect.id).sort()).toEqual([ready.id, held.id].sort())
+      expect(claimed.find((c) => c.snapshot.effect.id === held.id)!.snapshot.state).toBe('HELD')
+      // The effect not named is nobody's: a relay still gets it.
+      expect((await store.claim({ relay: 'r2', limit: 10, leaseMs: LONG })).map((c) => c.snapshot.effect.id)).toEqual([other.id])
+      expect(await store.claim({ relay: 'reconcile', limit: 5, leaseMs: LONG, ids: [] })).toEqual([])
+    })
+
     it('heartbeats: one row per relay, info replaced, most recent first', async () => {
       expect(await store.relays()).toEqual([])
       await store.heartbeat('r1', { pid: 1, inFlight: 0 })

@@ -14,6 +14,7 @@ import { PostgresStore } from '../../src/core/stores/postgres/store.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 import { drive, effect, move, propose } from './fixtures.js'
 import { leaseContract } from './lease.contract.js'
+import { pruneContract } from './prune.contract.js'
 import { storeContract, type StoreHarness } from './store.contract.js'
 
 let db: TestDatabase
@@ -44,6 +45,7 @@ async function postgresHarness(): Promise<StoreHarness> {
 
 storeContract('PostgreSQL', postgresHarness)
 leaseContract('PostgreSQL', postgresHarness)
+pruneContract('PostgreSQL', postgresHarness)
 
 describe('PostgreSQL: schema names', () => {
   it.each(['Interlock', 'a-b', '1abc', 'x;drop table y', '', 'a'.repeat(64), 'interlock"'])('refuses %j before touching the database', async (schema) => {

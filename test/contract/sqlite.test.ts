@@ -13,6 +13,7 @@ import { openSqliteStore } from '../../src/core/stores/sqlite/open.js'
 import { allRecords } from './fixtures.js'
 import { sqliteHarness } from './sqlite-harness.js'
 import { leaseContract } from './lease.contract.js'
+import { pruneContract } from './prune.contract.js'
 import { storeContract } from './store.contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'interlock-sqlite-test-'))
@@ -20,6 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 storeContract('SQLite', sqliteHarness)
 leaseContract('SQLite', sqliteHarness)
+pruneContract('SQLite', sqliteHarness)
 
 describe('SQLite durability settings', () => {
   it('opens in WAL mode with synchronous=FULL', () => {

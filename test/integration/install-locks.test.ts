@@ -21,6 +21,8 @@ import { pgLockMode } from '../../src/core/stores/postgres/migrator.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 
 let db: TestDatabase
+/** The backend's process id (pg sets it on the client, its types do not say so). */
+const pid = (c: pg.Client): number => (c as pg.Client & { processID: number }).processID
 const clients: pg.Client[] = []
 
 beforeAll(async () => {
@@ -114,7 +116,7 @@ describe('a migration that needs ACCESS EXCLUSIVE, behind a long reader', () => 
     expect(await hasColumn(cfg.schema, 'wide_note')).toBe(true)
     expect(waits.length).toBeGreaterThanOrEqual(3)
     expect(waits[0]).toMatchObject({ migration: '0099_wide.sql', attempt: 1 })
-    expect(waits[0]!.holders).toEqual([expect.objectContaining({ pid: reader.client.processID, application: 'pg_dump', relation: 'effects', mode: 'AccessShareLock' })])
+    expect(waits[0]!.holders).toEqual([expect.objectContaining({ pid: pid(reader.client), application: 'pg_dump', relation: 'effects', mode: 'AccessShareLock' })])
     // Claims went on all along: none waited for the reader, only (at worst) for one lock_timeout.
     expect(times.length).toBeGreaterThan(10)
     expect(Math.max(...times)).toBeLessThan(1500)
@@ -128,7 +130,7 @@ describe('a migration that needs ACCESS EXCLUSIVE, behind a long reader', () => 
       const err = await install(cfg, { migrations: [...baseline(), alterEffects()], lockTimeoutMs: 200, lockRetries: 2, retryDelayMs: () => 50 }).catch((e: unknown) => e)
       expect(err).toBeInstanceOf(StoreError)
       expect((err as Error).message).toMatch(
-        new RegExp(`^migration 0099_wide\\.sql did not get its locks within 200 ms in 3 attempts: pid ${reader.client.processID} \\("pg_dump", user postgres\\) holds AccessShareLock on effects, its transaction open \\d+ s; nothing of it was applied$`),
+        new RegExp(`^migration 0099_wide\\.sql did not get its locks within 200 ms in 3 attempts: pid ${pid(reader.client)} \\("pg_dump", user postgres\\) holds AccessShareLock on effects, its transaction open \\d+ s; nothing of it was applied$`),
       )
       expect((err as StoreError).hint).toMatch(/--lock-timeout/)
     } finally {
@@ -190,11 +192,11 @@ describe('indexes built concurrently', () => {
     const admin = await connect()
     // Cancelled while it waits for the reader: the index stays, marked invalid.
     for (let i = 0; i < 100; i++) {
-      const { rows } = await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [builder.processID])
+      const { rows } = await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [pid(builder)])
       if (rows.length) break
       await new Promise((r) => setTimeout(r, 50))
     }
-    await admin.query('SELECT pg_cancel_backend($1)', [builder.processID])
+    await admin.query('SELECT pg_cancel_backend($1)', [pid(builder)])
     expect(await build).toBe('57014')
     await reader.end()
     const validity = async () =>
@@ -230,7 +232,7 @@ describe('what each shipped migration says it locks', () => {
       if (m.transaction) {
         await c.query('BEGIN')
         await c.query(withSchema(m.sql, cfg.schema))
-        taken.push(...(await heldNow(c.processID)))
+        taken.push(...(await heldNow(pid(c))))
         await c.query('ROLLBACK')
       } else {
         // Each statement, caught while it waits for an older snapshot (the locks it holds then are the ones it holds throughout).
@@ -240,7 +242,7 @@ describe('what each shipped migration says it locks', () => {
           let seen: { relation: string; mode: string }[] = []
           for (let i = 0; i < 100 && seen.length === 0; i++) {
             await new Promise((r) => setTimeout(r, 50))
-            seen = await heldNow(c.processID)
+            seen = await heldNow(pid(c))
           }
           taken.push(...seen)
           await reader.end()

@@ -13,7 +13,7 @@ function grantsTo(sql: string, role: string): string[] {
 }
 
 describe('grantsSql', () => {
-  const sql = grantsSql('ops', { agent: ['bot_a', 'bot_b'], relay: ['relay'], operator: ['ops_team'], readOnly: ['auditor'] }, 12)
+  const sql = grantsSql('ops', { agent: ['bot_a', 'bot_b'], relay: ['relay'], operator: ['ops_team'], readOnly: ['auditor'], pruner: ['janitor'] }, 12)
 
   it('gives the agent the schema, the schema version, propose() and the views of its own effects: nothing else', () => {
     expect(grantsTo(sql, 'bot_a')).toEqual([
@@ -27,13 +27,13 @@ describe('grantsSql', () => {
   it('gives the relay its column-wise writes, the lease sequence and the append and claim functions; never INSERT on effects or journals', () => {
     expect(grantsTo(sql, 'relay')).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "relay";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays TO "relay";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "relay";',
       'GRANT INSERT ON "ops".journal_records TO "relay";',
       'GRANT UPDATE (head_seq, head_hash) ON "ops".journals TO "relay";',
       'GRANT UPDATE (state, last_seq, detail, updated_at, lease_relay, lease_token, lease_expires) ON "ops".effects TO "relay";',
       'GRANT INSERT, UPDATE (info, last_seen) ON "ops".relays TO "relay";',
       'GRANT USAGE ON SEQUENCE "ops".lease_tokens TO "relay";',
-      'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_each, "ops".append_one, "ops".append_step, "ops".claim TO "relay";',
+      'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_each, "ops".append_step, "ops".claim TO "relay";',
     ])
   })
 
@@ -41,11 +41,11 @@ describe('grantsSql', () => {
     const operator = grantsTo(sql, 'ops_team')
     expect(operator).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "ops_team";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays TO "ops_team";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "ops_team";',
       'GRANT INSERT ON "ops".journal_records TO "ops_team";',
       'GRANT INSERT (journal, head_seq, head_hash), UPDATE (head_seq, head_hash) ON "ops".journals TO "ops_team";',
       'GRANT INSERT (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at), UPDATE (state, last_seq, detail, updated_at) ON "ops".effects TO "ops_team";',
-      'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_each, "ops".append_one, "ops".append_step TO "ops_team";',
+      'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_each, "ops".append_step TO "ops_team";',
     ])
     expect(operator.join('\n')).not.toMatch(/lease|claim|proposed_by|started_by|propose\b/)
   })
@@ -53,8 +53,20 @@ describe('grantsSql', () => {
   it('gives the read-only role SELECT on the tables, and checks it holds no more', () => {
     expect(grantsTo(sql, 'auditor')).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "auditor";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays TO "auditor";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "auditor";',
     ])
+  })
+
+  it('gives the pruner every read, and deletes of records and effects rows under a checkpoint: no update of either, no append, no lease', () => {
+    const pruner = grantsTo(sql, 'janitor')
+    expect(pruner).toEqual([
+      'GRANT USAGE ON SCHEMA "ops" TO "janitor";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "janitor";',
+      'GRANT DELETE ON "ops".journal_records, "ops".effects TO "janitor";',
+      'GRANT INSERT ON "ops".checkpoints TO "janitor";',
+      'GRANT INSERT, UPDATE ON "ops".journal_bases TO "janitor";',
+    ])
+    expect(pruner.join('\n')).not.toMatch(/lease|claim|append|propose|UPDATE[^;]*(effects|journal_records)/)
   })
 
   it('strips every named role (and PUBLIC) of what it had in the schema first, in one transaction, after checking the schema version', () => {

@@ -13,6 +13,9 @@
  * - operator: releases, denials, resolutions, compensations (a compensation
  *   is a new effect), and everything read-only does.
  * - read-only: status, list, show, verify, export.
+ * - pruner (`outbox prune`): what read-only may, and deleting settled
+ *   history under a checkpoint: records and effects rows, a checkpoint and
+ *   the journals' new starts (schemas/postgres/0002_retention.sql).
  *
  * Every other script runs after `install` (and again after each upgrade: it
  * is idempotent). It first takes every privilege in the schema away from
@@ -26,7 +29,7 @@
 import { UsageError } from '../../errors.js'
 import { SQL_IDENTIFIER, quoteIdentifier, quoteSchema } from './identifier.js'
 
-export const GRANT_ROLES = ['agent', 'relay', 'operator', 'readOnly'] as const
+export const GRANT_ROLES = ['agent', 'relay', 'operator', 'readOnly', 'pruner'] as const
 export type GrantRole = (typeof GRANT_ROLES)[number]
 
 /** Role names per kind of role; each list may name several roles (e.g. one agent role per agent). */
@@ -40,8 +43,8 @@ const LEASE_COLUMNS = ['lease_relay', 'lease_token', 'lease_expires']
 /** What a proposal through append() writes; proposed_by is left to its default (the database role that writes). */
 const EFFECT_INSERT_COLUMNS = ['id', 'journal', 'thread', 'target', 'action', 'tier', 'effect', 'state', 'last_seq', 'detail', 'created_at', 'updated_at']
 const HEAD_COLUMNS = ['head_seq', 'head_hash']
-const READABLE = ['schema_migrations', 'effects', 'journal_records', 'journals', 'relays']
-const APPEND_FUNCTIONS = ['append', 'append_each', 'append_one', 'append_step']
+const READABLE = ['schema_migrations', 'effects', 'journal_records', 'journals', 'relays', 'checkpoints', 'journal_bases']
+const APPEND_FUNCTIONS = ['append', 'append_each', 'append_step']
 const AGENT_READS = ['schema_migrations', 'own_effects', 'own_records']
 
 const WHAT: Record<GrantRole, string> = {
@@ -49,9 +52,10 @@ const WHAT: Record<GrantRole, string> = {
   relay: 'claims, leases and moves the effects it holds, heartbeats; `interlock relay` and `interlock reconcile-effects`',
   operator: 'releases, denials, resolutions and compensations (`interlock outbox ...`), and every read',
   readOnly: '`interlock outbox status | list | show | verify | export`',
+  pruner: '`interlock outbox prune`: deletes settled history under a checkpoint, and every read',
 }
 
-const LABEL: Record<GrantRole, string> = { agent: 'agent', relay: 'relay', operator: 'operator', readOnly: 'read-only' }
+const LABEL: Record<GrantRole, string> = { agent: 'agent', relay: 'relay', operator: 'operator', readOnly: 'read-only', pruner: 'pruner' }
 
 /** A role name as written into SQL: the same rule as schema names, and none of PostgreSQL's reserved names. */
 export function quoteRole(name: string, flag: string): string {
@@ -160,6 +164,13 @@ function grantsOf(kind: GrantRole, t: (name: string) => string, q: string): stri
       ]
     case 'readOnly':
       return [`GRANT SELECT ON ${READABLE.map(t).join(', ')} TO ${q};`]
+    case 'pruner':
+      return [
+        `GRANT SELECT ON ${READABLE.map(t).join(', ')} TO ${q};`,
+        `GRANT DELETE ON ${t('journal_records')}, ${t('effects')} TO ${q};`,
+        `GRANT INSERT ON ${t('checkpoints')} TO ${q};`,
+        `GRANT INSERT, UPDATE ON ${t('journal_bases')} TO ${q};`,
+      ]
   }
 }
 
