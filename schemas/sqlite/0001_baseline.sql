@@ -61,7 +61,7 @@ CREATE TABLE effects (
 --  - effects_settled: the state of settled effects only, written once per
 --    effect (settled states never change), for counting and listing by state.
 -- Listing by thread reads the journal's records (an effect's thread is its
--- journal); listing by target reads the table.
+-- journal); listing by time and by target: 0002_retention.sql.
 CREATE INDEX effects_open ON effects (created_at, id) WHERE settled_at IS NULL;
 CREATE INDEX effects_settled ON effects (state) WHERE settled_at IS NOT NULL;
 
