@@ -44,6 +44,7 @@ const ROLE = {
   relay: `il_${tag}_relay`,
   operator: `il_${tag}_operator`,
   auditor: `il_${tag}_auditor`,
+  pruner: `il_${tag}_pruner`,
 }
 type Job = keyof typeof ROLE
 
@@ -221,7 +222,7 @@ beforeAll(async () => {
   const grants = await cli('installer', [
     'install', '--print-grants',
     '--agent', ROLE.agent, '--agent', ROLE.otherAgent,
-    '--relay', ROLE.relay, '--operator', ROLE.operator, '--read-only', ROLE.auditor,
+    '--relay', ROLE.relay, '--operator', ROLE.operator, '--read-only', ROLE.auditor, '--pruner', ROLE.pruner,
   ])
   expect(grants.code, grants.stderr).toBe(0)
   const installer = await connectAs('installer')
@@ -488,6 +489,34 @@ public_key = "${alice.publicKey}"
     const exported = await cli('auditor', ['outbox', 'export', '--out', out, '--json'])
     expect(exported.code, exported.stderr).toBe(0)
     expect(existsSync(out)).toBe(true)
+
+    // A deploy's `interlock install` with nothing pending, as roles that may create nothing: it succeeds and
+    // writes nothing, and its dry run says the same.
+    for (const job of ['relay', 'auditor'] as const) {
+      for (const dry of [['--dry-run'], []]) {
+        const install = await cli(job, ['install', ...dry, '--json'])
+        expect(install.code, `${job} ${dry.join(' ')}: ${install.stderr}`).toBe(0)
+        expect(json(install)).toMatchObject({ pending: [], applied: [] })
+      }
+    }
+
+    // Retention is the pruner's job: the read-only role may not delete, and nothing is deleted.
+    const refused = await cli('auditor', ['outbox', 'prune', '--older-than', '0s', '--archive', join(cwd, 'refused.jsonl'), '--key', join(cwd, 'alice.operator.key')])
+    expect(refused.code, refused.stderr).toBe(4)
+    expect(json(await cli('auditor', ['outbox', 'list', '--json'])).effects.map((e: { effectId: string }) => e.effectId)).toContain(refund('agent-run', '12.00').id)
+    // As the pruner role: settled history archived under alice's checkpoint, then deleted.
+    const archive = join(cwd, 'archive.jsonl')
+    const pruned = await cli('pruner', ['outbox', 'prune', '--older-than', '0s', '--archive', archive, '--key', join(cwd, 'alice.operator.key'), '--json'])
+    expect(pruned.code, pruned.stdout + pruned.stderr).toBe(0)
+    expect(json(pruned).effects).toBeGreaterThanOrEqual(3)
+    expect(listed.size).toBeGreaterThan(0)
+    const left = json(await cli('auditor', ['outbox', 'list', '--json'])).effects.map((e: { effectId: string }) => e.effectId)
+    for (const e of [refund('agent-run', '12.00'), refund('agent-run', '900.00')]) expect(left).not.toContain(e.id)
+    // The auditor verifies the store (pruned journals from the stored checkpoint on) and the archive.
+    const after = await cli('auditor', ['outbox', 'verify', '--json'])
+    expect(after.code, after.stdout + after.stderr).toBe(0)
+    const archived = await cli('auditor', ['outbox', 'verify', '--file', archive, '--json'])
+    expect(archived.code, archived.stdout + archived.stderr).toBe(0)
   })
 
   it('the relay role is refused what is not its job: creating effects, rewriting what an effect is, rewriting or deleting records, proposing', async () => {
