@@ -318,3 +318,18 @@ describe('the README config reference', () => {
     expect(withReference(readme)).toBe(readme)
   })
 })
+
+describe('store.schema', () => {
+  it('is taken as written: a ${VAR} there is an error that says it is not expanded, naming the key', () => {
+    const toml = '[store]\nkind = "postgres"\nurl = "${DB_URL}"\nschema = "${IL_SCHEMA}"\n'
+    let problems: readonly string[] = []
+    try {
+      parseConfig(toml, { file: '/x/interlock.toml', env: { DB_URL: 'postgres://h/db', IL_SCHEMA: 'team_a' } })
+    } catch (e) {
+      problems = (e as { problems?: readonly string[] }).problems ?? []
+    }
+    expect(problems).toEqual([expect.stringMatching(/^store\.schema: must be a lower-case SQL identifier .*\(\$\{VAR\} is not expanded here\)$/)])
+    const ok = parseConfig('[store]\nkind = "postgres"\nurl = "${DB_URL}"\nschema = "team_a"\n', { file: '/x/interlock.toml', env: { DB_URL: 'postgres://h/db' } })
+    expect(ok.store).toMatchObject({ kind: 'postgres', schema: 'team_a' })
+  })
+})

@@ -56,8 +56,9 @@ const postgresStore = {
     schema: {
       type: 'string',
       pattern: '^[a-z_][a-z0-9_]{0,62}$',
-      patternErrorMessage: 'must be a lower-case SQL identifier (letters, digits, _; at most 63 characters)',
-      description: 'PostgreSQL schema holding Interlock\'s tables. Default "interlock".',
+      // Taken as written: a schema name is no secret, and every role's config and the grants name the same one.
+      patternErrorMessage: 'must be a lower-case SQL identifier (letters, digits, _; at most 63 characters), written as is (${VAR} is not expanded here)',
+      description: 'PostgreSQL schema holding Interlock\'s tables, written as is (not a ${VAR} reference). Default "interlock".',
     },
     access: {
       enum: ['full', 'agent'],
