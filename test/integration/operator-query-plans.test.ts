@@ -16,14 +16,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { StoreConfig } from '../../src/core/config/types.js'
 import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
-import type { EffectFilter, Store } from '../../src/core/stores/store.js'
+import type { ListFilter, Store } from '../../src/core/stores/store.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 
 const ROWS = 30_000
 const SINCE = '2026-03-01T00:00:00.000Z'
 const UNTIL = '2026-03-02T00:00:00.000Z'
 /** What the operator commands ask the store for. */
-const LISTINGS: Record<string, EffectFilter> = {
+const LISTINGS: Record<string, ListFilter> = {
   'outbox list (no --state)': { limit: 50 },
   'outbox list --target': { target: 'target-3', limit: 50 },
   'outbox list --since --until': { since: SINCE, until: UNTIL, limit: 50 },
