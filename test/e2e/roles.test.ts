@@ -404,6 +404,7 @@ describe('the agent role', () => {
 })
 
 describe('the agent, the relay, the operator and the auditor at work, each as its own role', () => {
+  // Some twenty runs of the binary, each a few seconds on a loaded machine.
   it('the agent proposes, a relay role drains, results wake the agent; the operator releases and resolves; the auditor reads and verifies', async () => {
     const agentStore = await storeAs('agent', 'agent')
     const relayStore = await storeAs('relay')
@@ -517,7 +518,7 @@ public_key = "${alice.publicKey}"
     expect(after.code, after.stdout + after.stderr).toBe(0)
     const archived = await cli('auditor', ['outbox', 'verify', '--file', archive, '--json'])
     expect(archived.code, archived.stdout + archived.stderr).toBe(0)
-  })
+  }, 240_000)
 
   it('the relay role is refused what is not its job: creating effects, rewriting what an effect is, rewriting or deleting records, proposing', async () => {
     const relay = await connectAs('relay')
