@@ -60,7 +60,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
       } catch (err) {
         if (unknowable(err)) return done(settle(ctx, snap, 'AMBIGUOUS', { reason: err.message }))
         lastReason = `could not ask whether it happened: ${err instanceof Error ? err.message : String(err)}`
-        if (attempt < ctx.retry.maxAttempts) await ctx.sleep(backoff(ctx, attempt))
+        if (attempt < ctx.retry.maxAttempts) await retryAfter(ctx, snap, attempt, lastReason, backoff(ctx, attempt))
         continue
       }
       if (found) return done(commit(ctx, snap, found, 'query'))
@@ -81,6 +81,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
       switch (fault.kind) {
         case 'fenced':
           // The target sent nothing: the lease ran out between the check above and the write.
+          ctx.observe?.({ kind: 'fenced', effectId: snap.effect.id, reason: fault.message })
           return done(leaseLost(snap))
         case 'refused':
           return done(settle(ctx, snap, 'FAILED', { reason: fault.message }))
@@ -102,7 +103,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
           }
           break
       }
-      if (attempt < ctx.retry.maxAttempts) await ctx.sleep(backoff(ctx, attempt, fault.retryAfterMs))
+      if (attempt < ctx.retry.maxAttempts) await retryAfter(ctx, snap, attempt, fault.message, backoff(ctx, attempt, fault.retryAfterMs))
       continue
     }
     await crashPoint('after-apply', snap.effect.id)
@@ -197,6 +198,12 @@ function classify(err: unknown): { kind: DispatchFaultKind; message: string; ret
   if (err instanceof DispatchFault) return { kind: err.kind, message: err.message, retryAfterMs: err.retryAfterMs }
   // Anything a target did not classify may have happened after the request left: assume the worst.
   return { kind: 'unknown', message: err instanceof Error ? err.message : String(err) }
+}
+
+/** Says a failed try will be tried again, then waits for it. */
+async function retryAfter(ctx: GateContext, snap: EffectSnapshot, attempt: number, reason: string, waitMs: number): Promise<void> {
+  ctx.observe?.({ kind: 'retry', effectId: snap.effect.id, attempt, maxAttempts: ctx.retry.maxAttempts, reason, waitMs })
+  await ctx.sleep(waitMs)
 }
 
 /** A service's wait (never above maxWaitMs here: longer ones return the effect), else our own doubling back-off. */

@@ -36,7 +36,13 @@ export interface GateContext {
    * the effect over, so this one must not send it (relay/README.md).
    */
   stillHeld?(effectId: string): boolean
+  /** Told of each failed try that will be tried again, and of a target's fence stopping a request (a relay logs them). */
+  observe?(event: DispatchEvent): void
 }
+
+export type DispatchEvent =
+  | { kind: 'retry'; effectId: string; attempt: number; maxAttempts: number; reason: string; waitMs: number }
+  | { kind: 'fenced'; effectId: string; reason: string }
 
 export function targetOf(ctx: GateContext, name: string): EffectTarget {
   const t = ctx.targets.get(name)

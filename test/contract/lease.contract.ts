@@ -3,7 +3,7 @@
  * heartbeats): run against every Store implementation beside store.contract.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Clock } from '../../src/core/clock.js'
+import { systemClock, type Clock } from '../../src/core/clock.js'
 import type { Lease, Store } from '../../src/core/stores/store.js'
 import { drive, effect, move, ok, propose, tickingClock } from './fixtures.js'
 import type { StoreHarness } from './store.contract.js'
@@ -184,6 +184,21 @@ export function leaseContract(name: string, makeHarness: () => Promise<StoreHarn
       expect(relays.map((r) => r.relay)).toEqual(['r1', 'r2'])
       expect(relays[0]!.info).toEqual({ pid: 1, inFlight: 3 })
       expect(Date.parse(relays[0]!.lastSeen)).toBeGreaterThanOrEqual(Date.parse(relays[0]!.startedAt))
+    })
+
+    it('forgets relays not seen for longer than asked, by the store\'s clock; each row says how long ago it was seen', async () => {
+      const real = await open({ clock: systemClock })
+      await real.heartbeat('old', { pid: 1 })
+      await pause(400)
+      await real.heartbeat('new', { pid: 2 })
+      const before = await real.relays()
+      expect(before.map((r) => r.relay)).toEqual(['new', 'old'])
+      expect(before[0]!.ageMs).toBeGreaterThanOrEqual(0)
+      expect(before[0]!.ageMs).toBeLessThan(300)
+      expect(before[1]!.ageMs).toBeGreaterThanOrEqual(350)
+      expect(await real.forgetRelays(200)).toBe(1)
+      expect((await real.relays()).map((r) => r.relay)).toEqual(['new'])
+      expect(await real.forgetRelays(60_000)).toBe(0)
     })
   })
 }

@@ -31,7 +31,7 @@ describe('grantsSql', () => {
       'GRANT INSERT ON "ops".journal_records TO "relay";',
       'GRANT UPDATE (head_seq, head_hash) ON "ops".journals TO "relay";',
       'GRANT UPDATE (state, last_seq, detail, updated_at, lease_relay, lease_token, lease_expires) ON "ops".effects TO "relay";',
-      'GRANT INSERT, UPDATE (info, last_seen) ON "ops".relays TO "relay";',
+      'GRANT INSERT, UPDATE (info, last_seen), DELETE ON "ops".relays TO "relay";',
       'GRANT USAGE ON SEQUENCE "ops".lease_tokens TO "relay";',
       'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_each, "ops".append_step, "ops".claim TO "relay";',
     ])

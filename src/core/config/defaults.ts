@@ -33,6 +33,13 @@ export const DEFAULTS = {
   relayConcurrency: 32,
   relayLeaseMs: 30_000,
   relayPollMs: 1_000,
+  relayLogFormat: 'text' as const,
+  relayStallMs: 20_000,
+  relayHeartbeatRetention: '7d',
+  relayHeartbeatRetentionMs: 7 * 86_400_000,
+  storeStatementTimeoutMs: 15_000,
+  storeLockTimeoutMs: 5_000,
+  storeIdleInTransactionTimeoutMs: 10_000,
 } as const
 
 /** The embedded default used when no interlock.toml exists: SQLite in `dir`, no targets. */

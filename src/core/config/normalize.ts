@@ -24,6 +24,9 @@ export function normalizeStore(raw: Table | undefined, dir: string): StoreConfig
       url: raw.url as string,
       schema: (raw.schema as string | undefined) ?? DEFAULTS.postgresSchema,
       access: (raw.access as 'full' | 'agent' | undefined) ?? DEFAULTS.postgresAccess,
+      statementTimeoutMs: (raw.statement_timeout_ms as number | undefined) ?? DEFAULTS.storeStatementTimeoutMs,
+      lockTimeoutMs: (raw.lock_timeout_ms as number | undefined) ?? DEFAULTS.storeLockTimeoutMs,
+      idleInTransactionTimeoutMs: (raw.idle_in_transaction_timeout_ms as number | undefined) ?? DEFAULTS.storeIdleInTransactionTimeoutMs,
     }
   }
   return { kind: 'sqlite', path: resolvePath(dir, (raw?.path as string | undefined) ?? DEFAULTS.sqlitePath) }
@@ -49,6 +52,9 @@ export function normalizeRelay(raw: Table | undefined, dir: string): RelayConfig
     concurrency: (raw?.concurrency as number | undefined) ?? DEFAULTS.relayConcurrency,
     leaseMs: (raw?.lease_ms as number | undefined) ?? DEFAULTS.relayLeaseMs,
     pollMs: (raw?.poll_ms as number | undefined) ?? DEFAULTS.relayPollMs,
+    logFormat: (raw?.log_format as 'text' | 'json' | undefined) ?? DEFAULTS.relayLogFormat,
+    stallMs: (raw?.stall_ms as number | undefined) ?? DEFAULTS.relayStallMs,
+    heartbeatRetentionMs: parseDuration((raw?.heartbeat_retention as string | undefined) ?? DEFAULTS.relayHeartbeatRetention),
   }
   if (typeof raw?.id === 'string') relay.id = raw.id
   if (typeof raw?.key === 'string') relay.key = resolvePath(dir, raw.key)

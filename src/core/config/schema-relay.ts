@@ -1,3 +1,6 @@
+import { DURATION_MAX_MS } from './schema-common.js'
+import { DURATION } from './schema-policy.js'
+
 /** JSON Schema of `[relay]`: how `interlock relay` drains the outbox (see schema.ts for the conventions). */
 export const relay = {
   type: 'object',
@@ -40,6 +43,25 @@ export const relay = {
       minimum: 0,
       maximum: 65_535,
       description: 'Serve /healthz and Prometheus /metrics on this port of 127.0.0.1 (0: any free port). Default: not served.',
+    },
+    log_format: {
+      enum: ['text', 'json'],
+      description:
+        'How the relay logs to stderr: "text" (default), a line for people; "json", one JSON object per line (time, level, event, relay, effectId, target, state, outcome, reason, msg) for journald and log shippers.',
+    },
+    stall_ms: {
+      type: 'integer',
+      minimum: 100,
+      maximum: DURATION_MAX_MS,
+      description:
+        '/healthz answers 503 when the relay has work and has made no progress (nothing claimed, finished or tried) for this long, or a store call has been pending this long, in milliseconds. Default 20000.',
+    },
+    heartbeat_retention: {
+      type: 'string',
+      pattern: DURATION,
+      patternErrorMessage: 'must be a whole number followed by ms, s, m, h or d, e.g. "7d"',
+      description:
+        'How long the row of a relay that stopped sending heartbeats stays in the relays table (`outbox status` lists it as stopped or gone meanwhile); running relays delete older ones. A number and a unit (ms, s, m, h, d). Default "7d".',
     },
   },
 } as const

@@ -40,6 +40,9 @@ const sqliteStore = {
   },
 } as const
 
+/** A PostgreSQL session limit in milliseconds; 0 leaves the server's setting. */
+const sessionLimit = (description: string) => ({ type: 'integer', minimum: 0, maximum: DURATION_MAX_MS, description }) as const
+
 const postgresStore = {
   type: 'object',
   additionalProperties: false,
@@ -65,6 +68,15 @@ const postgresStore = {
       description:
         'What the database role in `url` is granted (README, "Database roles and grants"). "agent": it only proposes effects and reads its own (an agent\'s outbox; every other operation is refused). "full" (default): relays, operators and read-only tools, each limited by its own grants.',
     },
+    statement_timeout_ms: sessionLimit(
+      'PostgreSQL statement_timeout set on every connection of the store, in milliseconds: a statement running longer is cancelled and retried. 0: not set (the role\'s or database\'s setting applies). Default 15000.',
+    ),
+    lock_timeout_ms: sessionLimit(
+      'PostgreSQL lock_timeout set on every connection of the store, in milliseconds: a statement waiting longer for a lock (an upgrade\'s ACCESS EXCLUSIVE, a long manual transaction) gives up and is retried, instead of queueing behind it. 0: not set. Default 5000.',
+    ),
+    idle_in_transaction_timeout_ms: sessionLimit(
+      'PostgreSQL idle_in_transaction_session_timeout set on every connection of the store, in milliseconds: a process stopped inside a transaction loses its connection, and the row locks it held, after this long. 0: not set. Default 10000.',
+    ),
   },
 } as const
 

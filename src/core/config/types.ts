@@ -23,6 +23,14 @@ export interface PostgresStoreConfig {
    * and reads its own effects, through the schema's propose() and own_* views.
    */
   access?: 'full' | 'agent'
+  /**
+   * Limits set on every connection of the store's pool (SET on connect; 0:
+   * not set, the role's or database's setting applies). Defaults: 15000,
+   * 5000, 10000 (config/defaults.ts; the README's "For DBAs" says why).
+   */
+  statementTimeoutMs?: number
+  lockTimeoutMs?: number
+  idleInTransactionTimeoutMs?: number
 }
 
 export type StoreConfig = SqliteStoreConfig | PostgresStoreConfig
@@ -185,6 +193,12 @@ export interface RelayConfig {
   pollMs: number
   /** Port of 127.0.0.1 for /healthz and /metrics; undefined: not served. */
   healthPort?: number
+  /** "text" (default): a line for people; "json": one JSON object per line, for journald and log shippers. */
+  logFormat: 'text' | 'json'
+  /** /healthz says unhealthy when no progress was made, or a store call has been pending, for this long (default 20000). */
+  stallMs: number
+  /** Rows of relays not seen for this long are deleted by a running relay's heartbeat (default 7 days). */
+  heartbeatRetentionMs: number
 }
 
 export interface InterlockConfig {

@@ -5,6 +5,7 @@
  * journal, relay/send-check.ts).
  */
 import type { JsonObject } from '../canonical-json.js'
+import { DEFAULTS } from '../config/defaults.js'
 import type { EffectSnapshot } from '../effect.js'
 import { IN_FLIGHT_STATES, STATES, type State } from '../lifecycle.js'
 import type { Store } from '../stores/store.js'
@@ -19,12 +20,27 @@ export interface WaitingEffect {
   why: string
 }
 
+/**
+ * A relay as its heartbeat row shows it: running or draining while its
+ * heartbeats come; stopped once it drained and said so; gone when it stopped
+ * sending heartbeats without saying so (killed, its host lost) for
+ * GONE_AFTER_LEASES lease lengths.
+ */
+export type RelayState = 'running' | 'draining' | 'stopped' | 'gone'
+
 export interface RelayStatus {
   relay: string
+  state: RelayState
   lastSeen: string
+  /** Milliseconds since the last heartbeat, by the store's clock. */
+  lastSeenAgoMs: number
+  /** When this run of the relay started (a relay id reused across restarts keeps one row). */
   startedAt: string
   info: JsonObject
 }
+
+/** Heartbeats come every third of a lease: three leases without one is nine missed. */
+export const GONE_AFTER_LEASES = 3
 
 /** An effect a relay refused before sending: its row disagreed with its journal, or its authorization did not stand. */
 export interface RefusedEffect {
@@ -87,7 +103,22 @@ async function oldestInFlight(store: Store, counts: Record<State, number>): Prom
 
 // Heartbeats are written by each relay (store.heartbeat); none recorded is an empty list.
 async function relaysOf(store: Store): Promise<RelayStatus[]> {
-  return (await store.relays()).map((r) => ({ relay: r.relay, lastSeen: r.lastSeen, startedAt: r.startedAt, info: r.info }))
+  return (await store.relays()).map((r) => ({
+    relay: r.relay,
+    state: relayState(r.info, r.ageMs),
+    lastSeen: r.lastSeen,
+    lastSeenAgoMs: r.ageMs,
+    // The row's started_at is the first start ever under this id; the heartbeat carries this run's.
+    startedAt: typeof r.info.startedAt === 'string' ? r.info.startedAt : r.startedAt,
+    info: r.info,
+  }))
+}
+
+export function relayState(info: JsonObject, ageMs: number): RelayState {
+  if (info.state === 'stopped') return 'stopped'
+  const leaseMs = typeof info.leaseMs === 'number' && info.leaseMs > 0 ? info.leaseMs : DEFAULTS.relayLeaseMs
+  if (ageMs > GONE_AFTER_LEASES * leaseMs) return 'gone'
+  return info.state === 'draining' ? 'draining' : 'running'
 }
 
 function refusedBy(r: RelayStatus): RefusedEffect[] {

@@ -43,17 +43,17 @@ export class LeaseBook {
     return h !== undefined && this.now() < h.deadline
   }
 
-  /** After a renewal sent at `sentAt`: extend what the store renewed, mark the rest lost. */
-  renewed(asked: readonly LeaseRef[], kept: readonly string[], sentAt: number): number {
+  /** After a renewal sent at `sentAt`: extend what the store renewed, mark the rest lost; returns the effects newly lost. */
+  renewed(asked: readonly LeaseRef[], kept: readonly string[], sentAt: number): string[] {
     const ok = new Set(kept)
-    let lost = 0
+    const lost: string[] = []
     for (const ref of asked) {
       const h = this.held.get(ref.effectId)
       if (!h || h.lease.token !== ref.token) continue
       if (ok.has(ref.effectId)) h.deadline = sentAt + this.leaseMs - this.marginMs
       else if (h.deadline !== -Infinity) {
         h.deadline = -Infinity
-        lost++
+        lost.push(ref.effectId)
       }
     }
     return lost

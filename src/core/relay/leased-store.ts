@@ -34,6 +34,7 @@ export function leasedStore(store: Store, relay: string, leaseOf: (effectId: str
     relays: () => store.relays(),
     checkpoints: () => store.checkpoints(),
     prune: (request) => store.prune(request),
+    forgetRelays: (ms) => store.forgetRelays(ms),
     close: () => store.close(),
   }
 }

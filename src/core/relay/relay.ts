@@ -21,6 +21,12 @@
  * disagrees with its journal, or an authorization the journal does not back
  * (send-check.ts), is refused, reported and parked, and nothing is sent.
  *
+ * What it says: one log line per effect outcome, per retry, lost lease,
+ * fence, refusal and return (relay-log.ts); a failing store operation once,
+ * then a reminder while it lasts, then its recovery (conditions.ts). Whether
+ * it makes progress, not only whether it runs, is what /healthz answers
+ * (progress.ts).
+ *
  * Why several relays never dispatch one effect twice: see README.md here.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
@@ -31,7 +37,7 @@ import type { OperatorConfig } from '../config/types.js'
 import type { EffectSnapshot } from '../effect.js'
 import type { KeyPair } from '../crypto/keys.js'
 import { InputError, IntegrityError } from '../errors.js'
-import { transition, type GateContext, type RetryOptions } from '../gate-context.js'
+import { transition, type DispatchEvent, type GateContext, type RetryOptions } from '../gate-context.js'
 import { DEFAULT_RETRY } from '../gate.js'
 import type { SubmitOutcome } from '../outcome.js'
 import type { RuleSource } from '../outbox/release-check.js'
@@ -42,10 +48,13 @@ import { assertTarget, type EffectTarget } from '../targets/target.js'
 import { requirePolicy } from '../policy/required.js'
 import { JournalSecrets } from '../secrets/journal-secrets.js'
 import { redactingStore } from '../secrets/redacting-store.js'
+import { Conditions } from './conditions.js'
 import { startHealthServer, type HealthServer } from './health-server.js'
 import { LeaseBook } from './lease-book.js'
 import { leasedStore } from './leased-store.js'
 import { RelayMetrics } from './metrics.js'
+import { Progress } from './progress.js'
+import { RelayLog, secondsText, type LogFormat } from './relay-log.js'
 import { relaySigner } from './relay-signer.js'
 import { checkBeforeSend, heldAgainData, type RefusalKind, type SendAuthority, type SendCheck } from './send-check.js'
 
@@ -81,8 +90,16 @@ export interface RelayOptions {
   monotonic?: () => number
   now?: () => Date
   sleep?: (ms: number) => Promise<void>
-  /** One line per notable event (store down, leases lost, drain); secrets scrubbed. */
+  /** Where log lines go: one per effect outcome, retry, lost lease, refusal, failing or recovered store operation…; secrets scrubbed. */
   log?: (line: string) => void
+  /** "text" (default) or "json": one JSON object per line (relay-log.ts). */
+  logFormat?: LogFormat
+  /** /healthz is 503 after this long without progress while there is work, or with a store call pending (default 20 s). */
+  stallMs?: number
+  /** While a store operation keeps failing, a reminder at most this often (default 60 s). */
+  reminderMs?: number
+  /** Heartbeat rows of relays not seen for this long are deleted by this relay's heartbeat (default 7 days). */
+  heartbeatRetentionMs?: number
   /** Values never to journal or log, besides those targets from interlock.toml bring along (secrets/journal-secrets.ts). */
   secrets?: readonly string[]
 }
@@ -110,6 +127,10 @@ export interface Refusal {
 const MAX_BACKOFF_MS = 5_000
 /** Refusals the heartbeat carries (the latest). */
 const REFUSALS_SHOWN = 20
+/** How often, at most, the heartbeat deletes the rows of relays gone longer than the retention. */
+const FORGET_EVERY_MS = 10 * 60_000
+/** The store operations whose failing makes the relay unhealthy (the heartbeat's or forgetting's alone does not stop the work). */
+const WORK_CONDITIONS = ['claim', 'renew', 'work', 'release', 'park']
 
 export class Relay {
   readonly metrics = new RelayMetrics()
@@ -125,10 +146,14 @@ export class Relay {
   private readonly pollMs: number
   private readonly monotonic: () => number
   private readonly now: () => Date
-  private readonly log: (line: string) => void
+  private readonly log: RelayLog
+  private readonly conditions: Conditions
+  private readonly progress: Progress
+  private readonly stallMs: number
+  private readonly retentionMs: number
   private readonly queues = new Map<string, ClaimedEffect[]>()
   /** The claim the work in an async context works from (leaseOf). */
-  private readonly working = new AsyncLocalStorage<{ effectId: string; lease: Lease }>()
+  private readonly working = new AsyncLocalStorage<{ effectId: string; target: string; lease: Lease }>()
   private readonly running = new Map<string, number>()
   private readonly work = new Set<Promise<void>>()
   private stopping = false
@@ -137,11 +162,16 @@ export class Relay {
   private timers: NodeJS.Timeout[] = []
   private unsubscribe: (() => Promise<void>) | null = null
   private health: HealthServer | null = null
-  private storeFailingSince = 0
+  /** The last claim answered and found nothing: with nothing in flight, the relay is idle, not stalled. */
+  private lastClaimFoundNothing = false
+  private lastForgetAt = -Infinity
   private readonly startedAt: string
 
   constructor(private readonly opts: RelayOptions) {
-    this.store = opts.store
+    this.monotonic = opts.monotonic ?? (() => performance.now())
+    this.progress = new Progress(this.monotonic)
+    // Every call the relay makes to the store, its lifecycle steps' included, is timed for /healthz.
+    this.store = this.progress.watch(opts.store)
     for (const t of opts.targets) {
       assertTarget(t)
       this.targets.set(t.name, t)
@@ -159,10 +189,11 @@ export class Relay {
     this.concurrency = Math.max(1, opts.concurrency ?? 32)
     this.leaseMs = Math.max(100, opts.leaseMs ?? 30_000)
     this.pollMs = Math.max(1, opts.pollMs ?? 1_000)
-    this.monotonic = opts.monotonic ?? (() => performance.now())
+    this.stallMs = Math.max(1, opts.stallMs ?? 20_000)
+    this.retentionMs = Math.max(1, opts.heartbeatRetentionMs ?? 7 * 86_400_000)
     this.now = opts.now ?? (() => new Date())
-    const log = opts.log
-    this.log = log ? (line) => log(secrets.text(line)) : () => {}
+    this.log = new RelayLog({ relay: opts.relayId, format: opts.logFormat ?? 'text', write: opts.log ?? (() => {}), scrub: (t) => secrets.text(t), now: this.now })
+    this.conditions = new Conditions(this.log, this.monotonic, Math.max(1, opts.reminderMs ?? 60_000))
     this.startedAt = this.now().toISOString()
     this.book = new LeaseBook(this.leaseMs, this.monotonic)
     this.ctx = {
@@ -174,6 +205,7 @@ export class Relay {
       sleep: opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
       now: () => this.now().getTime(),
       stillHeld: (id) => this.stillHeld(id),
+      observe: (event) => this.observed(event),
     }
   }
 
@@ -203,10 +235,13 @@ export class Relay {
     this.timers.push(setInterval(() => void this.renew(), tick), setInterval(() => void this.beat(), tick))
     void this.beat()
     this.loop = this.claimLoop()
+    const where = this.health ? `; /healthz and /metrics on ${this.opts.healthHost ?? '127.0.0.1'}:${this.health.port}` : ''
+    this.log.emit({ level: 'info', event: 'started', msg: `draining ${this.store.kind} store${where}` })
   }
 
   /** Resolves when the relay has stopped (after stop(), once drained). */
   async stop(): Promise<RelayStats> {
+    if (!this.stopping) this.log.emit({ level: 'info', event: 'stopping', msg: 'stopping: claiming nothing more, finishing what is in flight' })
     this.stopping = true
     this.poke()
     await this.loop
@@ -222,7 +257,7 @@ export class Relay {
     await this.unsubscribe?.().catch(() => {})
     await this.beat(true)
     await this.health?.close()
-    this.log(`relay ${this.id} drained: ${this.metrics.total()} effects finished`)
+    this.log.emit({ level: 'info', event: 'stopped', finished: this.metrics.total(), msg: `drained: ${this.metrics.total()} effects finished` })
     return this.stats()
   }
 
@@ -272,11 +307,15 @@ export class Relay {
             targets: open,
             createdFrom: full ? undefined : cursor,
           })
-          this.storeOk()
+          this.storeOk('claim')
           this.metrics.lastClaimAt = this.now().getTime()
+          this.lastClaimFoundNothing = claimed.length === 0
+          // Work claimed is progress; so is finding none with nothing in flight (idle).
+          if (claimed.length > 0 || this.metrics.inFlight === 0) this.progress.made()
           backoff = 50
         } catch (e) {
-          this.storeFailed('claiming', e)
+          this.lastClaimFoundNothing = false
+          this.storeFailed('claim', 'claiming effects', e)
           await this.pause(backoff)
           backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)
           continue
@@ -347,7 +386,7 @@ export class Relay {
     const id = c.snapshot.effect.id
     // A later claim of this effect by this relay took over the book's entry: that claim's work carries it on.
     if (this.book.lease(id)?.token !== c.lease.token) return
-    return this.working.run({ effectId: id, lease: c.lease }, () => this.work1(c))
+    return this.working.run({ effectId: id, target: c.snapshot.effect.target, lease: c.lease }, () => this.work1(c))
   }
 
   private async work1(c: ClaimedEffect): Promise<void> {
@@ -362,14 +401,16 @@ export class Relay {
       const snap = check.snapshot
       const outcome = await advance(this.ctx, snap, { recovering: snap.state === 'DISPATCHED' })
       this.metrics.outcome(snap.effect.target, outcome.status)
-      this.storeOk()
+      this.progress.made()
+      this.log.outcome(snap.effect.target, outcome, snap.state)
+      this.storeOk('work')
       if (outcome.status === 'in_flight' && outcome.notBefore) await this.park(snap.effect.id, outcome.notBefore)
       // HELD waits for operators, not for this relay: a lease kept would hold a released effect back for up to lease_ms.
       else if (outcome.status === 'held') await this.giveBack(snap.effect.id)
     } catch (e) {
       // The effect stays where it is; its lease runs out and it is claimed again (by us or another relay).
       this.metrics.errors++
-      this.storeFailed(`working on effect ${row.effect.id}`, e)
+      this.storeFailed('work', 'working on effects', e, { effectId: row.effect.id, target: row.effect.target })
     } finally {
       if (ours()) this.book.remove(row.effect.id)
     }
@@ -382,10 +423,10 @@ export class Relay {
     this.book.remove(effectId)
     try {
       await this.store.releaseLease(this.id, [{ effectId, token: lease.token }])
-      this.storeOk()
+      this.storeOk('release')
     } catch (e) {
       // It runs out on its own; the effect is then claimed as before.
-      this.storeFailed(`giving back the lease on effect ${effectId}`, e)
+      this.storeFailed('release', `giving back the lease on effect ${effectId}`, e, { effectId })
     }
   }
 
@@ -405,10 +446,10 @@ export class Relay {
     try {
       if (ms > 0) await this.store.renewLease(this.id, [ref], Math.ceil(ms))
       else await this.store.releaseLease(this.id, [ref])
-      this.storeOk()
+      this.storeOk('park')
     } catch (e) {
       // The lease runs out on its own: a claim may then come early, and advance() still sends nothing early.
-      this.storeFailed(`parking the lease on effect ${effectId}`, e)
+      this.storeFailed('park', `parking the lease on effect ${effectId}`, e, { effectId })
     }
   }
 
@@ -437,12 +478,15 @@ export class Relay {
     this.refusals.set(id, { effectId: id, target, kind: check.kind, reasons: check.reasons, at: this.now().toISOString() })
     for (const old of this.refusals.keys()) if (this.refusals.size > REFUSALS_SHOWN) this.refusals.delete(old)
     // An authorization that does not stand, for an effect a rule in force holds: held again, for operators.
+    const refused = { level: 'error', event: 'refused', effectId: id, target, refusal: check.kind, reason: check.reasons.join('; ') } as const
+    const what = `refused effect ${id} on ${target}, nothing sent (${check.kind}): ${refused.reason}`
     if (check.hold && check.snapshot?.state === 'AUTHORIZED' && (await this.holdAgain(check.snapshot, check.hold, check.reasons))) {
-      this.log(`relay ${this.id}: refused effect ${id} on ${target}, nothing sent (${check.kind}): ${check.reasons.join('; ')}; held again under rule "${check.hold.rule}" for operators to release or deny`)
+      this.log.emit({ ...refused, state: 'HELD', rule: check.hold.rule, msg: `${what}; held again under rule "${check.hold.rule}" for operators to release or deny` })
       return this.giveBack(id)
     }
-    this.log(`relay ${this.id}: refused effect ${id} on ${target}, nothing sent (${check.kind}): ${check.reasons.join('; ')}; parked for ${Math.round(this.parkMs / 1000)} s`)
-    await this.park(id, new Date(this.now().getTime() + this.parkMs).toISOString())
+    const until = new Date(this.now().getTime() + this.parkMs).toISOString()
+    this.log.emit({ ...refused, parkedUntil: until, msg: `${what}; parked for ${secondsText(this.parkMs)}` })
+    await this.park(id, until)
   }
 
   /** AUTHORIZED → HELD (lifecycle.ts), signed like every record this relay writes; false when the effect moved on first. */
@@ -455,8 +499,32 @@ export class Relay {
   private stillHeld(effectId: string): boolean {
     if (this.leaseOf(effectId) && this.book.live(effectId)) return true
     this.metrics.leasesLost++
-    this.log(`relay ${this.id}: lease on ${effectId} ran out before apply; leaving it to the relay that holds it now`)
+    const target = this.working.getStore()?.target
+    this.log.emit({ level: 'warn', event: 'lease-lost', effectId, target, msg: `lease on effect ${effectId} ran out or was taken over; sending nothing, leaving it to the relay that holds it now` })
     return false
+  }
+
+  /** A try that failed and will be tried again, or a target's fence that stopped a request: logged; a try answered is progress. */
+  private observed(event: DispatchEvent): void {
+    const target = this.working.getStore()?.target
+    if (event.kind === 'fenced') {
+      this.log.emit({ level: 'warn', event: 'fenced', effectId: event.effectId, target, reason: event.reason, msg: `effect ${event.effectId}: the target's fence stopped the request before it was written (${event.reason})` })
+      return
+    }
+    this.progress.made()
+    // The wait the service asked for (or the back-off) is not a stall.
+    this.progress.waiting(event.waitMs)
+    this.log.emit({
+      level: 'warn',
+      event: 'retry',
+      effectId: event.effectId,
+      target,
+      attempt: event.attempt,
+      maxAttempts: event.maxAttempts,
+      waitMs: event.waitMs,
+      reason: event.reason,
+      msg: `effect ${event.effectId}${target ? ` on ${target}` : ''}: try ${event.attempt} of ${event.maxAttempts} failed (${event.reason}); trying again in ${secondsText(event.waitMs)}`,
+    })
   }
 
   private async renew(): Promise<void> {
@@ -465,14 +533,14 @@ export class Relay {
     const sentAt = this.monotonic()
     try {
       const kept = await this.store.renewLease(this.id, refs, this.leaseMs)
-      this.storeOk()
+      this.storeOk('renew')
       const lost = this.book.renewed(refs, kept, sentAt)
-      if (lost > 0) {
-        this.metrics.leasesLost += lost
-        this.log(`relay ${this.id}: ${lost} lease(s) were taken over by another relay`)
+      this.metrics.leasesLost += lost.length
+      for (const effectId of lost) {
+        this.log.emit({ level: 'warn', event: 'lease-lost', effectId, msg: `lease on effect ${effectId} was taken over by another relay (found at renewal); this relay sends nothing more for it` })
       }
     } catch (e) {
-      this.storeFailed('renewing leases', e)
+      this.storeFailed('renew', 'renewing leases', e)
     }
   }
 
@@ -491,39 +559,77 @@ export class Relay {
     }
     try {
       await this.store.heartbeat(this.id, info)
-      this.storeOk()
+      this.storeOk('heartbeat')
     } catch (e) {
-      this.storeFailed('the heartbeat', e)
+      this.storeFailed('heartbeat', 'the heartbeat', e)
+      return
+    }
+    if (!stopped) await this.forgetGoneRelays()
+  }
+
+  /**
+   * Every restart under the default id (<host>-<pid>) leaves a row: the
+   * heartbeat deletes those not seen for the retention, now and then. A
+   * failure (a role granted no DELETE on relays) is logged, not counted
+   * against the relay's health: its work goes on.
+   */
+  private async forgetGoneRelays(): Promise<void> {
+    const now = this.monotonic()
+    if (now - this.lastForgetAt < Math.min(FORGET_EVERY_MS, this.retentionMs)) return
+    this.lastForgetAt = now
+    try {
+      const n = await this.store.forgetRelays(this.retentionMs)
+      this.conditions.ok('forget')
+      if (n > 0) this.log.emit({ level: 'info', event: 'forgot-relays', count: n, msg: `deleted ${n} relay row${n === 1 ? '' : 's'} not seen for ${secondsText(this.retentionMs)}` })
+    } catch (e) {
+      this.conditions.failed('forget', 'deleting the rows of relays gone longer than the retention', e)
     }
   }
 
+  /**
+   * 200 while the relay makes progress (progress.ts); 503 when it drains, a
+   * store call has been pending for stallMs, a store operation its work needs
+   * has failed for stallMs, or it has had work and made no progress for stallMs.
+   */
   private healthReport(): { ok: boolean; body: Record<string, unknown> } {
-    const failingMs = this.storeFailingSince ? this.now().getTime() - this.storeFailingSince : 0
-    const ok = !this.stopping && failingMs < this.leaseMs
+    const view = this.progress.view()
+    const failing = this.conditions.longest(WORK_CONDITIONS)
+    const idle = this.metrics.inFlight === 0 && this.lastClaimFoundNothing
+    const status = this.stopping
+      ? 'draining'
+      : view.pending && view.pending.ms >= this.stallMs
+        ? 'store call pending'
+        : failing && failing.failingMs >= this.stallMs
+          ? 'store failing'
+          : !idle && view.sinceProgressMs >= this.stallMs
+            ? 'stalled'
+            : 'ok'
     return {
-      ok,
+      ok: status === 'ok',
       body: {
-        status: ok ? 'ok' : this.stopping ? 'draining' : 'store unavailable',
+        status,
         relay: this.id,
         inFlight: this.metrics.inFlight,
         finished: this.metrics.total(),
         lastClaimAt: this.metrics.lastClaimAt ? new Date(this.metrics.lastClaimAt).toISOString() : null,
-        storeFailingMs: failingMs,
+        idle,
+        sinceProgressMs: Math.round(view.sinceProgressMs),
+        pendingStoreCall: view.pending ? { call: view.pending.what, ms: Math.round(view.pending.ms) } : null,
+        failing: failing ? { what: failing.what, ms: Math.round(failing.failingMs), attempts: failing.attempts, error: failing.lastError } : null,
+        storeFailingMs: failing ? Math.round(failing.failingMs) : 0,
+        stallMs: this.stallMs,
       },
     }
   }
 
-  private storeOk(): void {
-    this.storeFailingSince = 0
+  private storeOk(key: string): void {
+    this.conditions.ok(key)
     this.metrics.lastStoreOkAt = this.now().getTime()
   }
 
-  private storeFailed(what: string, e: unknown): void {
+  private storeFailed(key: string, what: string, e: unknown, fields: { effectId?: string; target?: string } = {}): void {
     this.metrics.storeErrors++
-    if (!this.storeFailingSince) {
-      this.storeFailingSince = this.now().getTime()
-      this.log(`relay ${this.id}: ${what} failed: ${e instanceof Error ? e.message : String(e)}; retrying`)
-    }
+    this.conditions.failed(key, what, e, fields)
   }
 
   /** Waits up to `ms`, or until something wakes the loop (a notification, a free slot, stop). */

@@ -181,6 +181,10 @@ class GroupCommitStore implements Store {
     return this.inner.prune(request)
   }
 
+  forgetRelays(olderThanMs: number): Promise<number> {
+    return this.inner.forgetRelays(olderThanMs)
+  }
+
   /** Lets queued appends finish, then closes the store beneath. */
   async close(): Promise<void> {
     if (this.closed) return

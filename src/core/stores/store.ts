@@ -106,6 +106,8 @@ export interface RelayHeartbeat {
   info: JsonObject
   startedAt: string
   lastSeen: string
+  /** Milliseconds since lastSeen by the store's own clock, so a reader's clock skew cannot make a live relay look gone. */
+  ageMs: number
 }
 
 /** States a relay works on without an operator. */
@@ -264,8 +266,15 @@ export interface Store {
   /** Records that `relay` is alive, with what it wants `outbox status` to show. */
   heartbeat(relay: string, info: JsonObject): Promise<void>
 
-  /** Every relay that ever sent a heartbeat, most recently seen first. */
+  /** Every relay that sent a heartbeat and was not forgotten since, most recently seen first. */
   relays(): Promise<RelayHeartbeat[]>
+
+  /**
+   * Deletes the rows of relays whose last heartbeat is older than
+   * `olderThanMs` (store time): each restart under the default id leaves a
+   * row behind. Returns how many went.
+   */
+  forgetRelays(olderThanMs: number): Promise<number>
 
   /**
    * Calls `listener` when effects become ready or settle somewhere (any

@@ -4,10 +4,13 @@
  */
 import pg from 'pg'
 import { pgError } from './errors.js'
+import { sessionLimitsSql, type PgSessionLimits } from './session-limits.js'
 
 export interface PgConnectOptions {
   maxConnections?: number
   connectTimeoutMs?: number
+  /** Set on every pooled connection as it opens (session-limits.ts). */
+  limits?: PgSessionLimits
 }
 
 /** "PostgreSQL schema "interlock" in database app on db.example:5432", without credentials. */
@@ -35,7 +38,13 @@ export function createPool(url: string, options: PgConnectOptions = {}): pg.Pool
   // mid-query (restart, `pg_ctl stop -m immediate`) would emit 'error' on it and
   // crash the process. The query's own promise already rejects with the cause,
   // which the store turns into StoreUnavailableError; the event adds nothing.
-  pool.on('connect', (client) => client.on('error', () => {}))
+  const limits = sessionLimitsSql(options.limits)
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+    // Queued ahead of whatever the caller sends on this connection first. A failure here is a
+    // connection that failed: the caller's own statement fails next, and says so.
+    if (limits) client.query(limits).catch(() => {})
+  })
   return pool
 }
 

@@ -150,7 +150,8 @@ function grantsOf(kind: GrantRole, t: (name: string) => string, q: string): stri
         `GRANT INSERT ON ${t('journal_records')} TO ${q};`,
         `GRANT UPDATE ${cols(HEAD_COLUMNS)} ON ${t('journals')} TO ${q};`,
         `GRANT UPDATE ${cols([...EFFECT_STEP_COLUMNS, ...LEASE_COLUMNS])} ON ${t('effects')} TO ${q};`,
-        `GRANT INSERT, UPDATE (info, last_seen) ON ${t('relays')} TO ${q};`,
+        // DELETE: a relay's heartbeat forgets the rows of relays gone longer than [relay] heartbeat_retention.
+        `GRANT INSERT, UPDATE (info, last_seen), DELETE ON ${t('relays')} TO ${q};`,
         `GRANT USAGE ON SEQUENCE ${t('lease_tokens')} TO ${q};`,
         `GRANT EXECUTE ON FUNCTION ${[...APPEND_FUNCTIONS, 'claim'].map(t).join(', ')} TO ${q};`,
       ]

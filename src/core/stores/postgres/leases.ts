@@ -55,7 +55,9 @@ export function leaseStatements(schema: string) {
       WHERE e.id = held.id`,
     heartbeat: `INSERT INTO ${s}.relays (relay, info, started_at, last_seen) VALUES ($1, $2::json, clock_timestamp(), clock_timestamp())
       ON CONFLICT (relay) DO UPDATE SET info = excluded.info, last_seen = excluded.last_seen`,
-    relays: `SELECT relay, info, started_at, last_seen FROM ${s}.relays ORDER BY last_seen DESC, relay`,
+    relays: `SELECT relay, info, started_at, last_seen, floor(extract(epoch FROM clock_timestamp() - last_seen) * 1000) AS age_ms
+      FROM ${s}.relays ORDER BY last_seen DESC, relay`,
+    forgetRelays: `DELETE FROM ${s}.relays WHERE last_seen < clock_timestamp() - $1 * interval '1 millisecond'`,
   }
 }
 
@@ -99,6 +101,17 @@ export async function heartbeat(query: Query, sql: LeaseStatements, relay: strin
 }
 
 export async function relays(query: Query, sql: LeaseStatements): Promise<RelayHeartbeat[]> {
-  const { rows } = await query<{ relay: string; info: JsonObject; started_at: Date; last_seen: Date }>('listing relays', sql.relays, [])
-  return rows.map((r) => ({ relay: r.relay, info: r.info, startedAt: r.started_at.toISOString(), lastSeen: r.last_seen.toISOString() }))
+  const { rows } = await query<{ relay: string; info: JsonObject; started_at: Date; last_seen: Date; age_ms: string }>('listing relays', sql.relays, [])
+  return rows.map((r) => ({
+    relay: r.relay,
+    info: r.info,
+    startedAt: r.started_at.toISOString(),
+    lastSeen: r.last_seen.toISOString(),
+    ageMs: Math.max(0, Number(r.age_ms)),
+  }))
+}
+
+export async function forgetRelays(query: Query, sql: LeaseStatements, olderThanMs: number): Promise<number> {
+  const { rowCount } = await query('forgetting relays', sql.forgetRelays, [olderThanMs])
+  return rowCount ?? 0
 }

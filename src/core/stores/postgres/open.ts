@@ -4,6 +4,7 @@
  * schema version checked against this binary.
  */
 import type { Clock } from '../../clock.js'
+import { DEFAULTS } from '../../config/defaults.js'
 import type { PostgresStoreConfig } from '../../config/types.js'
 import { requireCurrentSchema } from '../migrations.js'
 import { createPool, describePostgres } from './connect.js'
@@ -23,14 +24,27 @@ export interface OpenPostgresOptions {
 export async function openPostgresStore(config: PostgresStoreConfig, options: OpenPostgresOptions): Promise<PostgresStore> {
   quoteSchema(config.schema)
   const where = describePostgres(config.url, config.schema)
-  const pool = createPool(config.url, { maxConnections: options.maxConnections })
+  const pool = createPool(config.url, {
+    maxConnections: options.maxConnections,
+    // Hand-built configs carry none: the defaults of interlock.toml apply to them too.
+    limits: {
+      statementTimeoutMs: config.statementTimeoutMs ?? DEFAULTS.storeStatementTimeoutMs,
+      lockTimeoutMs: config.lockTimeoutMs ?? DEFAULTS.storeLockTimeoutMs,
+      idleInTransactionTimeoutMs: config.idleInTransactionTimeoutMs ?? DEFAULTS.storeIdleInTransactionTimeoutMs,
+    },
+  })
   try {
     const client = await pool.connect()
     try {
-      if (options.autoInstall) await migratePostgres(client, config.schema, where)
+      if (options.autoInstall) {
+        // Installing waits for a concurrent install's lock and may run long, as `interlock install` may:
+        // without the store's limits, on a connection closed afterwards rather than pooled with them lifted.
+        await client.query('SET statement_timeout = 0; SET lock_timeout = 0')
+        await migratePostgres(client, config.schema, where)
+      }
       requireCurrentSchema('postgres', await readAppliedPostgres(client, config.schema), where)
     } finally {
-      client.release()
+      client.release(options.autoInstall ? true : undefined)
     }
     return new PostgresStore(pool, config.schema, { clock: options.clock, where, pageSize: options.pageSize, url: config.url, access: config.access })
   } catch (e) {

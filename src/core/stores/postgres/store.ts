@@ -33,7 +33,7 @@ import {
   type StoredCheckpoint,
 } from '../store.js'
 import type { JsonObject } from '../../canonical-json.js'
-import { claim, heartbeat, leaseStatements, relays, releaseLease, renewLease, type LeaseStatements } from './leases.js'
+import { claim, forgetRelays, heartbeat, leaseStatements, relays, releaseLease, renewLease, type LeaseStatements } from './leases.js'
 import { NotificationListener } from './notify.js'
 import { appendBatch } from './append.js'
 import { HistoryBatcher, type JoinedRecordRow } from './history-batch.js'
@@ -279,6 +279,12 @@ export class PostgresStore implements Store {
     } catch (e) {
       throw pgError(e, 'pruning', this.where)
     }
+  }
+
+  forgetRelays(olderThanMs: number): Promise<number> {
+    this.assertOpen()
+    this.assertFull('forgetting relays')
+    return forgetRelays(this.bound, this.leases, olderThanMs)
   }
 
   subscribe?(event: StoreEvent, listener: () => void): Promise<() => Promise<void>> {

@@ -22,6 +22,7 @@ export class SqliteLeases {
   private readonly drop
   private readonly beat
   private readonly listRelays
+  private readonly dropRelays
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -39,6 +40,8 @@ export class SqliteLeases {
        ON CONFLICT (relay) DO UPDATE SET info = excluded.info, last_seen = excluded.last_seen`,
     )
     this.listRelays = db.prepare(`SELECT relay, info, started_at, last_seen FROM relays ORDER BY last_seen DESC, relay`)
+    // ISO-8601 times in UTC compare as text.
+    this.dropRelays = db.prepare(`DELETE FROM relays WHERE last_seen < ?`)
   }
 
   claim(req: ClaimRequest): ClaimedEffect[] {
@@ -96,11 +99,17 @@ export class SqliteLeases {
   }
 
   relays(): RelayHeartbeat[] {
+    const now = this.clock.now().getTime()
     return (this.listRelays.all() as { relay: string; info: string; started_at: string; last_seen: string }[]).map((r) => ({
       relay: r.relay,
       info: JSON.parse(r.info) as JsonObject,
       startedAt: r.started_at,
       lastSeen: r.last_seen,
+      ageMs: Math.max(0, now - Date.parse(r.last_seen)),
     }))
+  }
+
+  forget(olderThanMs: number): number {
+    return this.dropRelays.run(new Date(this.clock.now().getTime() - olderThanMs).toISOString()).changes
   }
 }

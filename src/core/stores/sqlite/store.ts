@@ -242,6 +242,11 @@ export class SqliteStore implements Store {
     return this.write('pruning', () => pruneSqlite(this.db, request, this.file))
   }
 
+  async forgetRelays(olderThanMs: number): Promise<number> {
+    this.assertOpen()
+    return this.write('forgetting relays', () => this.leases.forget(olderThanMs))
+  }
+
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true

@@ -1,0 +1,78 @@
+/**
+ * Whether the relay is making progress, for /healthz: alive is not enough. A
+ * relay blocked on a lock still answers HTTP and still heartbeats (the
+ * heartbeat writes another table), so the health verdict looks at the work:
+ *
+ * - a store call pending longer than `stallMs` (a lock, a hung connection:
+ *   what the store's own timeouts did not end);
+ * - no progress for longer than `stallMs` while the relay has work: nothing
+ *   claimed, finished or tried. Idle (nothing in flight, the last claim found
+ *   nothing) is not a stall. A wait in place that a service asked for
+ *   (Retry-After, up to `[gate] max_wait_ms`) is not either, until it is over.
+ */
+import type { Store } from '../stores/store.js'
+
+interface Pending {
+  what: string
+  since: number
+}
+
+export interface ProgressView {
+  pending?: { what: string; ms: number }
+  sinceProgressMs: number
+}
+
+export class Progress {
+  private readonly pending = new Map<number, Pending>()
+  private next = 0
+  private lastAt: number
+  private quietUntil = 0
+
+  /** @param now monotonic milliseconds */
+  constructor(private readonly now: () => number) {
+    this.lastAt = now()
+  }
+
+  /** Something moved: a claim answered with work (or found none with nothing in flight), an effect finished, a try answered. */
+  made(): void {
+    this.lastAt = this.now()
+  }
+
+  /** A wait asked for by a service: not a stall while it lasts. */
+  waiting(ms: number): void {
+    this.quietUntil = Math.max(this.quietUntil, this.now() + ms)
+  }
+
+  view(): ProgressView {
+    const now = this.now()
+    let oldest: Pending | undefined
+    for (const p of this.pending.values()) if (!oldest || p.since < oldest.since) oldest = p
+    return {
+      ...(oldest ? { pending: { what: oldest.what, ms: now - oldest.since } } : {}),
+      sinceProgressMs: Math.max(0, now - Math.max(this.lastAt, this.quietUntil)),
+    }
+  }
+
+  /** The store, each call that returns a promise tracked until it settles. */
+  watch(store: Store): Store {
+    return new Proxy(store, {
+      get: (target, prop, receiver) => {
+        const v = Reflect.get(target, prop, receiver)
+        if (typeof v !== 'function') return v
+        return (...args: unknown[]) => {
+          const r = (v as (...a: unknown[]) => unknown).apply(target, args)
+          if (!isPromise(r)) return r
+          const id = this.next++
+          this.pending.set(id, { what: String(prop), since: this.now() })
+          const done = () => void this.pending.delete(id)
+          r.then(done, done)
+          return r
+        }
+      },
+    })
+  }
+}
+
+function isPromise(v: unknown): v is Promise<unknown> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function'
+}
