@@ -27,7 +27,12 @@ export interface RelayDeployment {
   close(): Promise<void>
 }
 
-export async function relayDeployment(dbUrl: string, service: HttpService, options: { schema?: string; extraConfig?: string } = {}): Promise<RelayDeployment> {
+/** `relayConfig`: more keys of [relay] (lines); `storeConfig`: more keys of [store]. */
+export async function relayDeployment(
+  dbUrl: string,
+  service: HttpService,
+  options: { schema?: string; extraConfig?: string; relayConfig?: string; storeConfig?: string } = {},
+): Promise<RelayDeployment> {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-relay-deploy-'))
   const keyFile = join(dir, 'relay.key')
   writeKeyFile(keyFile, generateKeyPair('relay', 'test-relay'))
@@ -36,6 +41,7 @@ export async function relayDeployment(dbUrl: string, service: HttpService, optio
 kind = "postgres"
 url = "${dbUrl}"
 schema = "${options.schema ?? 'interlock'}"
+${options.storeConfig ?? ''}
 
 [gate]
 max_attempts = 4
@@ -43,6 +49,7 @@ backoff_ms = 20
 
 [relay]
 key = "relay.key"
+${options.relayConfig ?? ''}
 
 [targets.t1]
 type = "http"

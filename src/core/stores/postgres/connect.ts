@@ -25,12 +25,18 @@ export function describePostgres(url: string, schema: string): string {
 }
 
 export function createPool(url: string, options: PgConnectOptions = {}): pg.Pool {
-  const pool = new pg.Pool({
+  const limits = sessionLimitsSql(options.limits)
+  const config: pg.PoolConfig & { onConnect?: (client: pg.PoolClient) => Promise<unknown> } = {
     connectionString: url,
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     application_name: 'interlock',
-  })
+  }
+  // pg-pool awaits onConnect before it hands a new connection out (and ends it, failing the
+  // checkout, when it rejects): no statement of the caller's ever runs without the limits.
+  // (@types/pg does not declare the hook yet.)
+  if (limits) config.onConnect = (client) => client.query(limits)
+  const pool = new pg.Pool(config)
   // An idle connection that drops emits here; without a listener Node would
   // crash the process. The pool discards it and the next query reconnects.
   pool.on('error', () => {})
@@ -38,13 +44,7 @@ export function createPool(url: string, options: PgConnectOptions = {}): pg.Pool
   // mid-query (restart, `pg_ctl stop -m immediate`) would emit 'error' on it and
   // crash the process. The query's own promise already rejects with the cause,
   // which the store turns into StoreUnavailableError; the event adds nothing.
-  const limits = sessionLimitsSql(options.limits)
-  pool.on('connect', (client) => {
-    client.on('error', () => {})
-    // Queued ahead of whatever the caller sends on this connection first. A failure here is a
-    // connection that failed: the caller's own statement fails next, and says so.
-    if (limits) client.query(limits).catch(() => {})
-  })
+  pool.on('connect', (client) => client.on('error', () => {}))
   return pool
 }
 
