@@ -180,7 +180,15 @@ describe('environment references', () => {
       `[store]\nkind = "postgres"\nurl = "\${DB_URL}"\n[targets.pay]\n${HTTP}tier = 1\nheaders = { Authorization = "Bearer \${PAY_TOKEN}" }\n`,
       { file: FILE, env: { DB_URL: 'postgres://u:pw@db/x', PAY_TOKEN: 'sk_live_abc' } },
     )
-    expect(config.store).toEqual({ kind: 'postgres', url: 'postgres://u:pw@db/x', schema: 'interlock', access: 'full' })
+    expect(config.store).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u:pw@db/x',
+      schema: 'interlock',
+      access: 'full',
+      statementTimeoutMs: 15_000,
+      lockTimeoutMs: 5_000,
+      idleInTransactionTimeoutMs: 10_000,
+    })
     expect(config.targets.pay).toMatchObject({ headers: { Authorization: 'Bearer sk_live_abc' } })
     expect(config.secrets.sort()).toEqual(['postgres://u:pw@db/x', 'sk_live_abc'])
   })
@@ -211,7 +219,7 @@ describe('defaults and paths', () => {
       store: { kind: 'sqlite', path: '/srv/agent/interlock.db' },
       gate: { maxAttempts: 5, backoffMs: 200, maxWaitMs: 30_000 },
       reconcile: { olderThanMs: 300_000, concurrency: 4 },
-      relay: { concurrency: 32, leaseMs: 30_000, pollMs: 1_000 },
+      relay: { concurrency: 32, leaseMs: 30_000, pollMs: 1_000, logFormat: 'text', stallMs: 20_000, heartbeatRetentionMs: 7 * 86_400_000 },
       targets: {
         docs: { type: 'repo', path: '/srv/agent/repo', branch: 'main', author: 'Interlock <interlock@localhost>' },
         pay: {

@@ -139,16 +139,17 @@ describe.each(stores)('the secrets guard on %s', (_name, harness) => {
     }
   })
 
-  it("keeps secrets out of a relay's log lines, and signs receipts as they are journaled", async () => {
-    const key = generateKeyPair('relay', 'relay-secrets')
+  // One relay key for both runs: they share the store, whose every receipt verify checks.
+  const key = generateKeyPair('relay', 'relay-secrets')
+  it.each(['text', 'json'] as const)("keeps secrets out of a relay's log lines (%s), and signs receipts as they are journaled", async (logFormat) => {
     const url = `https://hooks.example/${HOOK_TOKEN}?sig=${encodeURIComponent(HOOK_TOKEN)}`
     const slow = new EchoingTarget('slow', `GET ${url} failed: ${JSON.stringify({ url })}`)
     const fine = new EchoingTarget('fine')
     const outbox = new Outbox({ store, targets: [slow, fine] })
-    const stuck = await outbox.submit({ thread: 'relay-log', target: 'slow', action: 'post', args: { n: 1 } })
-    const done = await outbox.submit({ thread: 'relay-log', target: 'fine', action: 'post', args: { n: 2 } })
+    const stuck = await outbox.submit({ thread: `relay-log-${logFormat}`, target: 'slow', action: 'post', args: { n: 1 } })
+    const done = await outbox.submit({ thread: `relay-log-${logFormat}`, target: 'fine', action: 'post', args: { n: 2 } })
     const lines: string[] = []
-    const relay = new Relay({ store, targets: [slow, fine], relayId: 'relay-secrets', key, policy: new RulesPolicy([]), secrets: [HOOK_TOKEN], pollMs: 20, leaseMs: 2_000, log: (l) => lines.push(l) })
+    const relay = new Relay({ store, targets: [slow, fine], relayId: 'relay-secrets', key, policy: new RulesPolicy([]), secrets: [HOOK_TOKEN], pollMs: 20, leaseMs: 2_000, logFormat, log: (l) => lines.push(l) })
     await relay.start()
     try {
       expect((await done.result()).status).toBe('committed')
@@ -162,7 +163,7 @@ describe.each(stores)('the secrets guard on %s', (_name, harness) => {
       await outbox.close()
     }
     const line = lines.find((l) => l.includes(stuck.effectId))!
-    expect(line).toContain('GET https://hooks.example/***?sig=*** failed')
+    expect(logFormat === 'json' ? (JSON.parse(line) as { msg: string }).msg : line).toContain('GET https://hooks.example/***?sig=*** failed')
     expectNoLeak('relay log lines', lines.join('\n'))
     const report = await verifyStore(store, { operators: [], relays: [{ name: 'relay-secrets', publicKey: key.publicKey }] })
     expect(report.receipts.invalid).toBe(0)
