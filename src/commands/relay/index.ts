@@ -73,7 +73,8 @@ Every journal record the relay writes is signed with the relay's key (\`interloc
       stallMs: settings?.stallMs,
       heartbeatRetentionMs: settings?.heartbeatRetentionMs,
       logFormat: (this.flags['log-format'] as 'text' | 'json' | undefined) ?? settings?.logFormat,
-      log: (line) => this.logToStderr(line),
+      // '%s': a line is written as is, never read as a format string (a JSON line may hold '%%').
+      log: (line) => this.logToStderr('%s', line),
     })
     const stopped = new Promise<void>((resolve) => {
       process.once('SIGTERM', () => resolve())
