@@ -11,6 +11,7 @@
  *   (Retry-After, up to `[gate] max_wait_ms`) is not either, until it is over.
  */
 import type { Store } from '../stores/store.js'
+import type { FailingCondition } from './conditions.js'
 
 interface Pending {
   what: string
@@ -75,4 +76,25 @@ export class Progress {
 
 function isPromise(v: unknown): v is Promise<unknown> {
   return typeof (v as { then?: unknown } | null)?.then === 'function'
+}
+
+export type HealthStatus = 'ok' | 'draining' | 'store call pending' | 'store failing' | 'stalled'
+
+export interface HealthInputs {
+  stopping: boolean
+  view: ProgressView
+  /** The longest-failing store operation the work needs, if any. */
+  failing?: FailingCondition
+  /** Nothing in flight and the last claim found nothing. */
+  idle: boolean
+  stallMs: number
+}
+
+/** The /healthz verdict, first reason first. */
+export function healthStatus(h: HealthInputs): HealthStatus {
+  if (h.stopping) return 'draining'
+  if (h.view.pending && h.view.pending.ms >= h.stallMs) return 'store call pending'
+  if (h.failing && h.failing.failingMs >= h.stallMs) return 'store failing'
+  if (!h.idle && h.view.sinceProgressMs >= h.stallMs) return 'stalled'
+  return 'ok'
 }

@@ -53,7 +53,7 @@ import { startHealthServer, type HealthServer } from './health-server.js'
 import { LeaseBook } from './lease-book.js'
 import { leasedStore } from './leased-store.js'
 import { RelayMetrics } from './metrics.js'
-import { Progress } from './progress.js'
+import { healthStatus, Progress } from './progress.js'
 import { RelayLog, secondsText, type LogFormat } from './relay-log.js'
 import { relaySigner } from './relay-signer.js'
 import { checkBeforeSend, heldAgainData, type RefusalKind, type SendAuthority, type SendCheck } from './send-check.js'
@@ -426,7 +426,7 @@ export class Relay {
       this.storeOk('release')
     } catch (e) {
       // It runs out on its own; the effect is then claimed as before.
-      this.storeFailed('release', `giving back the lease on effect ${effectId}`, e, { effectId })
+      this.storeFailed('release', 'giving back leases', e, { effectId })
     }
   }
 
@@ -449,7 +449,7 @@ export class Relay {
       this.storeOk('park')
     } catch (e) {
       // The lease runs out on its own: a claim may then come early, and advance() still sends nothing early.
-      this.storeFailed('park', `parking the lease on effect ${effectId}`, e, { effectId })
+      this.storeFailed('park', 'parking leases', e, { effectId })
     }
   }
 
@@ -595,15 +595,7 @@ export class Relay {
     const view = this.progress.view()
     const failing = this.conditions.longest(WORK_CONDITIONS)
     const idle = this.metrics.inFlight === 0 && this.lastClaimFoundNothing
-    const status = this.stopping
-      ? 'draining'
-      : view.pending && view.pending.ms >= this.stallMs
-        ? 'store call pending'
-        : failing && failing.failingMs >= this.stallMs
-          ? 'store failing'
-          : !idle && view.sinceProgressMs >= this.stallMs
-            ? 'stalled'
-            : 'ok'
+    const status = healthStatus({ stopping: this.stopping, view, failing, idle, stallMs: this.stallMs })
     return {
       ok: status === 'ok',
       body: {
