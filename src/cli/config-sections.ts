@@ -47,6 +47,9 @@ export function relaySection(config: InterlockConfig): Section {
       ['lease_ms', relay?.leaseMs ?? DEFAULTS.relayLeaseMs],
       ['poll_ms', relay?.pollMs ?? DEFAULTS.relayPollMs],
       ['health_port', relay?.healthPort ?? 'not served'],
+      ['log_format', relay?.logFormat ?? DEFAULTS.relayLogFormat],
+      ['stall_ms', relay?.stallMs ?? DEFAULTS.relayStallMs],
+      ['heartbeat_retention', duration(relay?.heartbeatRetentionMs ?? DEFAULTS.relayHeartbeatRetentionMs)],
     ],
   }
 }

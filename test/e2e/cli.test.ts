@@ -77,6 +77,8 @@ older_than = "90s"
 id = "relay-1"
 key = "relay.key"
 health_port = 9464
+log_format = "json"
+heartbeat_retention = "2d"
 `)
     const run = await interlock(['config', 'show'], { cwd, env: { PAYMENTS_TOKEN: SECRET } })
     expect(run.code, run.stderr).toBe(0)
@@ -88,6 +90,8 @@ health_port = 9464
     expect(run.stdout).toContain(join(cwd, 'relay.key'))
     expect(run.stdout).toMatch(/^lease_ms\s+30000$/m)
     expect(run.stdout).toMatch(/^health_port\s+9464$/m)
+    expect(run.stdout).toMatch(/^log_format\s+json$/m)
+    expect(run.stdout).toMatch(/^heartbeat_retention\s+2d$/m)
 
     // With none of them in the file, each section still says what is in effect.
     const bare = await interlock(['config', 'show'], { cwd: folder('') })
@@ -96,6 +100,18 @@ health_port = 9464
     expect(bare.stdout).toMatch(/^older_than\s+5m$/m)
     expect(bare.stdout).toMatch(/^key\s+none \(interlock relay needs --key\)$/m)
     expect(bare.stdout).toMatch(/^poll_ms\s+1000$/m)
+    expect(bare.stdout).toMatch(/^log_format\s+text$/m)
+    expect(bare.stdout).toMatch(/^stall_ms\s+20000$/m)
+    expect(bare.stdout).toMatch(/^heartbeat_retention\s+7d$/m)
+  })
+
+  it('a PostgreSQL store shows the limits set on its connections, defaults included', async () => {
+    const cwd = folder('[store]\nkind = "postgres"\nurl = "postgres://relay@db.example/app"\nlock_timeout_ms = 0\n')
+    const run = await interlock(['config', 'show'], { cwd })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toMatch(/^statement_timeout_ms\s+15000$/m)
+    expect(run.stdout).toMatch(/^lock_timeout_ms\s+0$/m)
+    expect(run.stdout).toMatch(/^idle_in_transaction_timeout_ms\s+10000$/m)
   })
 
   it('--json prints the typed config', async () => {

@@ -1,5 +1,6 @@
 import { BaseCommand } from '../../cli/base-command.js'
 import { operatorsSection, policySection, reconcileSection, relaySection, type Section } from '../../cli/config-sections.js'
+import { DEFAULTS } from '../../core/config/defaults.js'
 import type { InterlockConfig, TargetConfig } from '../../core/config/types.js'
 
 export default class ConfigShow extends BaseCommand<typeof ConfigShow> {
@@ -46,7 +47,15 @@ function storeRows(config: InterlockConfig): [string, string][] {
   const { store } = config
   return store.kind === 'sqlite'
     ? [['kind', 'sqlite'], ['path', store.path]]
-    : [['kind', 'postgres'], ['url', store.url], ['schema', store.schema], ['access', store.access ?? 'full']]
+    : [
+        ['kind', 'postgres'],
+        ['url', store.url],
+        ['schema', store.schema],
+        ['access', store.access ?? 'full'],
+        ['statement_timeout_ms', String(store.statementTimeoutMs ?? DEFAULTS.storeStatementTimeoutMs)],
+        ['lock_timeout_ms', String(store.lockTimeoutMs ?? DEFAULTS.storeLockTimeoutMs)],
+        ['idle_in_transaction_timeout_ms', String(store.idleInTransactionTimeoutMs ?? DEFAULTS.storeIdleInTransactionTimeoutMs)],
+      ]
 }
 
 function targetRow(name: string, target: TargetConfig): (string | number)[] {
