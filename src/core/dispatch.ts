@@ -16,7 +16,7 @@
  * and it is returned to AUTHORIZED instead.
  */
 import { crashPoint } from './crash-points.js'
-import type { EffectSnapshot, Receipt } from './effect.js'
+import type { EffectSnapshot, JsonObject, Receipt } from './effect.js'
 import { DispatchFault, type DispatchFaultKind } from './errors.js'
 import { transition, targetOf, type GateContext } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
@@ -84,7 +84,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
           ctx.observe?.({ kind: 'fenced', effectId: snap.effect.id, reason: fault.message })
           return done(leaseLost(snap))
         case 'refused':
-          return done(settle(ctx, snap, 'FAILED', { reason: fault.message }))
+          return done(settle(ctx, snap, 'FAILED', fault.answer ? { reason: fault.message, answer: fault.answer } : { reason: fault.message }))
         case 'unknowable':
           return done(settle(ctx, snap, 'AMBIGUOUS', { reason: fault.message }))
         case 'premise':
@@ -194,8 +194,8 @@ function unknowable(err: unknown): err is DispatchFault {
   return err instanceof DispatchFault && err.kind === 'unknowable'
 }
 
-function classify(err: unknown): { kind: DispatchFaultKind; message: string; retryAfterMs?: number } {
-  if (err instanceof DispatchFault) return { kind: err.kind, message: err.message, retryAfterMs: err.retryAfterMs }
+function classify(err: unknown): { kind: DispatchFaultKind; message: string; retryAfterMs?: number; answer?: JsonObject } {
+  if (err instanceof DispatchFault) return { kind: err.kind, message: err.message, retryAfterMs: err.retryAfterMs, answer: err.answer as JsonObject | undefined }
   // Anything a target did not classify may have happened after the request left: assume the worst.
   return { kind: 'unknown', message: err instanceof Error ? err.message : String(err) }
 }

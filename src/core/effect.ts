@@ -51,7 +51,8 @@ export interface EffectSnapshot {
   updatedAt: string
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/
+// `_` too: MCP tool names (an mcp target's actions) use it, as in `edit_file`.
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/_-]{0,199}$/
 
 /**
  * The effect id: lowercase hex SHA-256 of the identity JSON (canonical JSON
@@ -80,7 +81,7 @@ export function toEffect(input: EffectInput): Effect {
   for (const field of ['thread', 'target', 'action'] as const) {
     const v = input[field]
     if (typeof v !== 'string' || !NAME.test(v)) {
-      throw new InputError(`effect.${field} must be a name of 1-200 letters, digits or ._:@/- (got ${JSON.stringify(v)})`)
+      throw new InputError(`effect.${field} must be a name of 1-200 letters, digits or ._:@/_- (got ${JSON.stringify(v)})`)
     }
   }
   if (input.key !== undefined && (typeof input.key !== 'string' || input.key.length === 0 || input.key.length > 200)) {

@@ -188,12 +188,19 @@ export class DispatchFault extends InterlockError {
   constructor(
     readonly kind: DispatchFaultKind,
     message: string,
-    options: InterlockErrorOptions & { retryAfterMs?: number } = {},
+    options: InterlockErrorOptions & { retryAfterMs?: number; answer?: Record<string, unknown> } = {},
   ) {
     super(`E_DISPATCH_${kind.toUpperCase().replace(/-/g, '_')}`, ExitCode.TARGET, message, options)
     this.retryAfterMs = options.retryAfterMs
+    this.answer = options.answer
   }
   readonly retryAfterMs?: number
+  /**
+   * What the service answered with its refusal, as JSON (an MCP tool's own
+   * error result): journaled with FAILED, scrubbed of secrets like a receipt,
+   * so whoever asks again later gets the service's own words.
+   */
+  readonly answer?: Record<string, unknown>
 }
 
 export function isInterlockError(e: unknown): e is InterlockError {

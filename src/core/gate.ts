@@ -6,7 +6,7 @@
 import { advance } from './advance.js'
 import { recordSigner } from './crypto/record-signature.js'
 import type { KeyPair } from './crypto/keys.js'
-import { toEffect, type Effect, type EffectInput, type JsonObject, type Premises } from './effect.js'
+import { toEffect, type Effect, type EffectInput, type JsonObject, type Premises, type Tier } from './effect.js'
 import { InputError } from './errors.js'
 import { proposal, targetOf, type GateContext, type RetryOptions } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
@@ -18,7 +18,7 @@ import { JournalSecrets } from './secrets/journal-secrets.js'
 import { redactingStore } from './secrets/redacting-store.js'
 import { signingStore } from './stores/signing-store.js'
 import type { Store } from './stores/store.js'
-import { assertTarget, type EffectTarget } from './targets/target.js'
+import { assertTarget, tierFor, type EffectTarget } from './targets/target.js'
 
 export interface GateOptions {
   store: Store
@@ -115,13 +115,14 @@ export class Gate {
    */
   submit(input: EffectInput): Promise<SubmitOutcome> {
     let effect: Effect
-    let target: EffectTarget
+    let tier: Tier
     try {
       // Refused when its args hold a secret; premises scrubbed, so what runs is what is journaled.
       effect = this.secrets.admit(toEffect(input))
-      target = targetOf(this.ctx, effect.target)
+      const target = targetOf(this.ctx, effect.target)
       // Bad arguments are the caller's mistake: refuse them before anything is journaled.
       target.validateArgs?.(effect.action, effect.args)
+      tier = tierFor(target, effect.action)
     } catch (err) {
       return Promise.reject(err)
     }
@@ -129,7 +130,7 @@ export class Gate {
     if (running) return running
     const work = (async (): Promise<SubmitOutcome> => {
       const [res] = await this.ctx.store.append([
-        { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, target.tier), effect, tier: target.tier },
+        { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, tier), effect, tier },
       ])
       if (!res!.ok) {
         // Already journaled, by an earlier run or another process: report where it stands.
@@ -139,7 +140,7 @@ export class Gate {
       const r = res!.record
       return advance(
         this.ctx,
-        { effect, tier: target.tier, state: 'PROPOSED', seq: r.seq, detail: {}, createdAt: r.at, updatedAt: r.at },
+        { effect, tier, state: 'PROPOSED', seq: r.seq, detail: {}, createdAt: r.at, updatedAt: r.at },
         { recovering: false },
       )
     })()

@@ -13,7 +13,8 @@ export type SubmitOutcome =
   | { status: 'committed'; effectId: string; receipt: Receipt; via: 'apply' | 'query' }
   | { status: 'rejected'; effectId: string; violations: string[] }
   | { status: 'held'; effectId: string; rule: string }
-  | { status: 'failed'; effectId: string; reason: string }
+  /** `answer`: what the service said with its refusal, when the target kept it (an MCP tool's error result). */
+  | { status: 'failed'; effectId: string; reason: string; answer?: JsonObject }
   | { status: 'ambiguous'; effectId: string; reason: string }
   /**
    * `notBefore` (ISO time): the service asked to wait until then; nothing sends the
@@ -32,8 +33,10 @@ export function outcomeOf(s: EffectSnapshot): SubmitOutcome {
       return { status: 'committed', effectId, receipt: (d.receipt as Receipt) ?? {}, via: d.via === 'query' ? 'query' : 'apply' }
     case 'REJECTED':
       return { status: 'rejected', effectId, violations: Array.isArray(d.violations) ? d.violations.map(String) : [] }
-    case 'FAILED':
-      return { status: 'failed', effectId, reason: String(d.reason ?? 'refused by the target') }
+    case 'FAILED': {
+      const reason = String(d.reason ?? 'refused by the target')
+      return isObject(d.answer) ? { status: 'failed', effectId, reason, answer: d.answer } : { status: 'failed', effectId, reason }
+    }
     case 'AMBIGUOUS':
       return { status: 'ambiguous', effectId, reason: String(d.reason ?? 'outcome unknown') }
     case 'HELD':
@@ -48,4 +51,8 @@ export function outcomeOf(s: EffectSnapshot): SubmitOutcome {
 export function returnedOutcome(effectId: string, why: string, notBefore?: string): SubmitOutcome {
   const reason = `returned to AUTHORIZED: ${why}; ${notBefore ? `not sent again before ${notBefore}` : 'sent again once its premises are checked'}`
   return notBefore ? { status: 'in_flight', effectId, state: 'AUTHORIZED', reason, notBefore } : { status: 'in_flight', effectId, state: 'AUTHORIZED', reason }
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
 }

@@ -26,6 +26,8 @@ export class CountingTarget implements EffectTarget {
   onApply?: (effect: Effect) => void | Promise<void>
   validateArgs?: (action: string, args: Effect['args']) => void
   query?: (effect: Effect) => Promise<Receipt | null>
+  /** A tier per action, as an MCP server's tools have (default: the target's tier for every action). */
+  tierOf?: (action: string) => Tier
 
   constructor(
     readonly name: string,

@@ -252,6 +252,50 @@ describe('gate.submit', () => {
   })
 })
 
+describe('targets whose tier is per action', () => {
+  it('journals each effect with the tier its action has, and recovers it by that tier', async () => {
+    const t = new CountingTarget('tools', 3)
+    t.tierOf = (action) => (action === 'append_line' ? 3 : action === 'put' ? 1 : 2)
+    t.query = async (e) => (t.applied.has(e.id) ? { found: e.id } : null)
+    t.faults = [{ kind: 'unknown', afterApplying: true }, { kind: 'unknown', afterApplying: true }]
+    const gate = new Gate({ store, targets: [t], sleep: noSleep, retry: { maxAttempts: 1, backoffMs: 1 } })
+    const put = await gate.submit({ thread: 't', target: 'tools', action: 'put', args: {} })
+    const append = await gate.submit({ thread: 't', target: 'tools', action: 'append_line', args: {} })
+    expect((await store.get(put.effectId))!.tier).toBe(1)
+    expect((await store.get(append.effectId))!.tier).toBe(3)
+    // Tier 1 stays in flight to be sent again; tier 3 is AMBIGUOUS at once.
+    expect(put).toMatchObject({ status: 'in_flight', state: 'DISPATCHED' })
+    expect(append).toMatchObject({ status: 'ambiguous' })
+    const report = await gate.recover()
+    expect(report.effects.find((e) => e.effectId === put.effectId)).toMatchObject({ tier: 1, action: 're-applied', outcome: { status: 'committed' } })
+    expect(report.effects.find((e) => e.effectId === append.effectId)).toMatchObject({ tier: 3, action: 'waiting' })
+  })
+
+  it('refuses an action whose tier is 2 on a target that cannot be asked', async () => {
+    const t = new CountingTarget('tools', 3)
+    t.tierOf = () => 2
+    await expect(gateWith(t).submit(effect('tools'))).rejects.toThrow(/action do is tier 2, but the target cannot be asked/)
+    expect(await store.list()).toEqual([])
+  })
+
+  it('takes actions and threads spelt with an underscore, as MCP tool names are', async () => {
+    const t = new CountingTarget('t1', 1)
+    const out = await gateWith(t).submit({ thread: 'mcp_session', target: 't1', action: 'edit_file', args: {} })
+    expect(out.status).toBe('committed')
+  })
+
+  it('journals what the target answered with a definite refusal, and reports it', async () => {
+    const t = new CountingTarget('t1', 3)
+    const answer = { content: [{ type: 'text', text: 'no such file' }], isError: true }
+    t.apply = async () => {
+      throw new DispatchFault('refused', 'the tool said no', { answer })
+    }
+    const out = await gateWith(t).submit(effect('t1'))
+    expect(out).toEqual({ status: 'failed', effectId: out.effectId, reason: 'the tool said no', answer })
+    expect((await store.history(out.effectId)).at(-1)!.data).toEqual({ reason: 'the tool said no', answer })
+  })
+})
+
 describe('gate.recover', () => {
   async function journalAt(state: 'PROPOSED' | 'AUTHORIZED' | 'DISPATCHED', t: CountingTarget) {
     const gate = gateWith(t)

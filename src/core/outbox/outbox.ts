@@ -20,7 +20,7 @@ import { InputError } from '../errors.js'
 import { proposal, targetOf, type GateContext } from '../gate-context.js'
 import { outcomeOf, type SubmitOutcome } from '../outcome.js'
 import type { Store } from '../stores/store.js'
-import { assertTarget, type EffectTarget } from '../targets/target.js'
+import { assertTarget, tierFor, type EffectTarget } from '../targets/target.js'
 import type { State } from '../lifecycle.js'
 import { JournalSecrets } from '../secrets/journal-secrets.js'
 import { redactingStore } from '../secrets/redacting-store.js'
@@ -63,9 +63,10 @@ export class Outbox {
     const effect = toEffect(input)
     const target = targetOf({ targets: this.targets } as GateContext, effect.target)
     target.validateArgs?.(effect.action, effect.args)
+    const tier = tierFor(target, effect.action)
     // PROPOSED only: the policy is the relay's to apply, from the operators' config, never the submitter's.
     const [proposed] = await this.store.append([
-      { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, target.tier), effect, tier: target.tier },
+      { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, tier), effect, tier },
     ])
     const state: State = proposed!.ok ? 'PROPOSED' : (proposed!.current?.state ?? 'PROPOSED')
     return { effectId: effect.id, state, result: () => this.result(effect.id) }

@@ -87,7 +87,16 @@ export interface Compensation {
 
 export interface EffectTarget {
   readonly name: string
+  /** The target's tier; `tierOf`, when present, decides per action. */
   readonly tier: Tier
+  /**
+   * Optional: the tier of one action, for a target whose actions differ (an
+   * MCP server's tools, each declared or annotated on its own). Called at
+   * submit; the tier it gives is journaled with the proposal, so recovery and
+   * relays never ask again. Throws an InputError for an action the target
+   * does not take through the gate.
+   */
+  tierOf?(action: string): Tier
   /**
    * Optional: refuse bad arguments for `action` with an InputError naming them, so
    * the gate can refuse at submit, before anything is journaled or dispatched.
@@ -119,6 +128,15 @@ export interface EffectTarget {
   /** Optional: a read-only look at the service for `interlock check`; see ProbeResult. */
   probe?(signal?: AbortSignal): Promise<ProbeResult>
   close?(): Promise<void>
+}
+
+/** The tier an effect of `action` on `target` is journaled with: per action where the target says, else the target's. */
+export function tierFor(target: EffectTarget, action: string): Tier {
+  const tier = target.tierOf ? target.tierOf(action) : target.tier
+  if (tier === 2 && typeof target.query !== 'function') {
+    throw new InputError(`target ${target.name}: action ${action} is tier 2, but the target cannot be asked whether an effect happened (no query())`)
+  }
+  return tier
 }
 
 /** Refuses a target whose tier it cannot honour (a tier-2 target without `query`). */
