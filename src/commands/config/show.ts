@@ -87,6 +87,12 @@ function targetRow(name: string, target: TargetConfig): (string | number)[] {
     if (target.compensateSql) details.push(`compensate_sql (${target.compensateParams.join(', ') || 'no params'})`)
     return [name, 'postgres_row', 2, target.table, details.join('\n')]
   }
+  if (target.type === 'mcp') {
+    // env and headers are left out like credentials: they usually carry one.
+    const details = [`timeout_ms=${target.timeoutMs} connect_timeout_ms=${target.connectTimeoutMs} max_result_bytes=${target.maxResultBytes}`]
+    for (const [tool, t] of Object.entries(target.tools)) details.push(`tools.${tool}: ${t.tier === 'read' ? 'read' : `tier ${t.tier}`}`)
+    return [name, 'mcp', 'per tool', target.url ?? [target.command, ...target.args].join(' '), details.join('\n')]
+  }
   const details = [`method=${target.method}`, `timeout_ms=${target.timeoutMs}`, `connect_timeout_ms=${target.connectTimeoutMs}`]
   if (target.queryUrl) details.push(`query_url=${target.queryUrl}`)
   if (target.premiseUrl) details.push(`premise_url=${target.premiseUrl}`)

@@ -27,5 +27,8 @@ export function actionsOf(type: TargetConfig['type']): readonly string[] | null 
     case 'http':
       // The action is the service's business: it is substituted into the URL and sent in the body.
       return null
+    case 'mcp':
+      // The actions are the server's tools, known only by asking it (the probe lists them).
+      return null
   }
 }

@@ -21,13 +21,17 @@ export function credentialKeys(t: TargetConfig): string[] {
       return ['url']
     case 'http':
       return Object.keys(t.headers).map((h) => `headers.${h}`)
+    case 'mcp':
+      return [...Object.keys(t.env).map((v) => `env.${v}`), ...Object.keys(t.headers).map((h) => `headers.${h}`)]
     case 'repo':
       return []
   }
 }
 
-export function declaredTier(t: TargetConfig): 1 | 2 | 3 {
+export function declaredTier(t: TargetConfig): 1 | 2 | 3 | 'per tool' {
   switch (t.type) {
+    case 'mcp':
+      return 'per tool'
     case 'stripe':
       return 1
     case 'sendgrid':
@@ -69,5 +73,7 @@ export function tierFact(t: TargetConfig): { status: CheckStatus | 'probe'; deta
       }
       if (t.tier === 3) return { status: 'pass', detail: 'tier 3: a crash in flight becomes AMBIGUOUS for an operator' }
       return { status: 'probe', detail: 'tier 2 needs query_url to answer 404 for an effect that did not happen' }
+    case 'mcp':
+      return { status: 'probe', detail: 'each tool\'s tier comes from [targets.<name>.tools] or its annotations; only the server\'s tool list can tell' }
   }
 }

@@ -30,7 +30,8 @@ async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext
   const id = (what: string) => `targets.${name}.${what}`
   const CRED = 'credentials present and accepted'
   const REACH = 'reachable through a read-only probe'
-  const TIER = `declared tier ${declaredTier(config)} can be honoured`
+  const declared = declaredTier(config)
+  const TIER = typeof declared === 'number' ? `declared tier ${declared} can be honoured` : 'each tool\'s tier can be honoured'
 
   const keys = credentialKeys(config)
   const unset = [...ctx.unset].filter(([path]) => path.startsWith(`targets.${name}.`))
@@ -84,7 +85,9 @@ async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext
         ? fail(id('credentials'), CRED, probed.detail, probed.fix ?? 'Check the credential.')
         : pass(id('credentials'), CRED, `${keys.join(', ')} set${probed?.ok ? ' and accepted' : ''}`)
 
-  return [credRow, reachRow, tierRow(id('tier'), TIER, config, probed)]
+  // Rows of what the target is made of (an MCP server's tools), each under the target's id.
+  const more = (probed?.rows ?? []).map((r) => (r.status === 'pass' ? pass(id(r.id), r.name, r.detail) : r.status === 'warn' ? warn(id(r.id), r.name, r.detail, r.fix) : fail(id(r.id), r.name, r.detail, r.fix ?? 'Fix the target in interlock.toml.')))
+  return [credRow, reachRow, tierRow(id('tier'), TIER, config, probed), ...more]
 }
 
 function tierRow(id: string, name: string, config: TargetConfig, probed: ProbeResult | undefined): CheckRow {

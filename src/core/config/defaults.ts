@@ -40,6 +40,11 @@ export const DEFAULTS = {
   storeStatementTimeoutMs: 15_000,
   storeLockTimeoutMs: 5_000,
   storeIdleInTransactionTimeoutMs: 10_000,
+  mcpTimeoutMs: 60_000,
+  mcpConnectTimeoutMs: 10_000,
+  mcpMaxResultBytes: 65_536,
+  mcpDedupe: 'window',
+  mcpDedupeWindow: '10m',
 } as const
 
 /** The embedded default used when no interlock.toml exists: SQLite in `dir`, no targets. */

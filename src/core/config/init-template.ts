@@ -184,5 +184,17 @@ url = "https://service.example.com/effects/{effect_id}"
 # branch = "main"
 # author = "Interlock <interlock@localhost>"
 `
+    case 'mcp':
+      return `${head('an MCP server (a tier per tool)')}# Put \`interlock mcp-proxy --target ${t.name}\` where your agent host starts this server.
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "./notes"]
+# Or a Streamable HTTP server: url = "https://mcp.example.com/mcp", headers = { ... }
+# env = { API_TOKEN = "\${${vars.name(t.name, 'MCP_API_TOKEN')}}" }
+# Undeclared tools take their tier from their annotations (readOnlyHint: read,
+# idempotentHint: 1, else 3). \`interlock check\` lists every tool with its tier.
+# [targets.${t.name}.tools.edit_file]
+# tier = 3
+# rests_on = [{ tool = "read_text_file", args = { path = "{args.path}" } }]
+`
   }
 }

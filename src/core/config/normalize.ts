@@ -9,6 +9,7 @@
 import { isAbsolute, resolve } from 'node:path'
 import type { Tier } from '../effect.js'
 import { DEFAULTS } from './defaults.js'
+import { normalizeMcp } from './normalize-mcp.js'
 import { parseDuration } from './policy.js'
 import type { ReconcileConfig } from './types.js'
 import type { RelayConfig } from './types.js'
@@ -77,6 +78,7 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
   if (raw.type === 'slack') return { type: 'slack', token: raw.token as string, ...service(raw, DEFAULTS.slackBaseUrl) }
   if (raw.type === 'github') return normalizeGithub(raw)
   if (raw.type === 's3') return normalizeS3(raw)
+  if (raw.type === 'mcp') return normalizeMcp(raw, dir)
   const target: HttpTargetConfig = {
     type: 'http',
     tier: raw.tier as Tier,

@@ -23,6 +23,7 @@ import { DURATION, operators, policy } from './schema-policy.js'
 import { relay } from './schema-relay.js'
 import { DURATION_MAX_MS, durationMs, httpTimeouts } from './schema-common.js'
 import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
+import { mcpTarget } from './schema-mcp.js'
 
 
 const sqliteStore = {
@@ -284,8 +285,8 @@ const target = {
   required: ['type'],
   properties: {
     type: {
-      enum: ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3'],
-      description: 'Kind of target: "repo" (local git), "http", "postgres_row", "stripe", "sendgrid", "slack", "github" or "s3".',
+      enum: ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3', 'mcp'],
+      description: 'Kind of target: "repo" (local git), "http", "postgres_row", "stripe", "sendgrid", "slack", "github", "s3" or "mcp" (an MCP server).',
     },
   },
   allOf: [
@@ -297,6 +298,7 @@ const target = {
     { if: { properties: { type: { const: 'slack' } }, required: ['type'] }, then: slackTarget },
     { if: { properties: { type: { const: 'github' } }, required: ['type'] }, then: githubTarget },
     { if: { properties: { type: { const: 's3' } }, required: ['type'] }, then: s3Target },
+    { if: { properties: { type: { const: 'mcp' } }, required: ['type'] }, then: mcpTarget },
   ],
 } as const
 

@@ -161,6 +161,49 @@ export interface S3TargetConfig {
   connectTimeoutMs: number
 }
 
+/** One read an MCP tool's call rests on, or the read that asks whether it happened. */
+export interface McpReadConfig {
+  tool: string
+  /** Templated: `{effect_id}`, `{args.<path>}` (targets/mcp/template.ts). */
+  args: Record<string, unknown>
+}
+
+/** [targets.<name>.tools.<tool>]: how one upstream tool goes through the gate. */
+export interface McpToolConfig {
+  tier: Tier | 'read'
+  /** Tier 1: the argument that takes the effect id as an idempotency key. */
+  keyArg?: string
+  /** Where the sent arguments carry the effect id (appended to a list, else set). */
+  mark?: { path: string; value: string }
+  /** Tier 2: the read whose result contains `found` once the effect happened. */
+  query?: McpReadConfig & { found: string }
+  /** Premises: the reads the call rests on, read again before it is sent. */
+  restsOn: McpReadConfig[]
+  /** When an identical call after a COMMITTED one is a retry (default "window"). */
+  dedupe: 'window' | 'always' | 'marked'
+  /** dedupe = "window": how long after the first committed (default 10 minutes). */
+  dedupeWindowMs: number
+}
+
+/** An MCP server (tier per tool): stdio `command`, or Streamable HTTP `url`. */
+export interface McpTargetConfig {
+  type: 'mcp'
+  command?: string
+  args: string[]
+  env: Record<string, string>
+  /** Absolute, resolved against the config file's folder (default: that folder). */
+  cwd?: string
+  url?: string
+  headers: Record<string, string>
+  /** One answer of the server (default 60000). */
+  timeoutMs: number
+  /** Start or reach the server and initialize (default 10000). */
+  connectTimeoutMs: number
+  /** Largest result journaled with COMMITTED (default 65536). */
+  maxResultBytes: number
+  tools: Record<string, McpToolConfig>
+}
+
 export type TargetConfig =
   | RepoTargetConfig
   | HttpTargetConfig
@@ -170,6 +213,7 @@ export type TargetConfig =
   | SlackTargetConfig
   | GithubTargetConfig
   | S3TargetConfig
+  | McpTargetConfig
 
 /** [reconcile]: how `interlock reconcile-effects` sweeps the store. */
 export interface ReconcileConfig {

@@ -1,0 +1,53 @@
+/**
+ * An [targets.<name>] of type "mcp" after schema validation: defaults
+ * applied, snake_case → camelCase, `cwd` resolved against the config file's
+ * folder (so a relative server path means the same from any working
+ * directory). The casts are safe because the document passed the schema.
+ */
+import { isAbsolute, resolve } from 'node:path'
+import type { Tier } from '../effect.js'
+import { DEFAULTS } from './defaults.js'
+import { parseDuration } from './policy.js'
+import type { McpReadConfig, McpTargetConfig, McpToolConfig } from './types.js'
+
+type Table = Record<string, unknown>
+
+export function normalizeMcp(raw: Table, dir: string): McpTargetConfig {
+  const target: McpTargetConfig = {
+    type: 'mcp',
+    args: [...((raw.args as string[] | undefined) ?? [])],
+    env: { ...((raw.env as Record<string, string> | undefined) ?? {}) },
+    headers: { ...((raw.headers as Record<string, string> | undefined) ?? {}) },
+    timeoutMs: (raw.timeout_ms as number | undefined) ?? DEFAULTS.mcpTimeoutMs,
+    connectTimeoutMs: (raw.connect_timeout_ms as number | undefined) ?? DEFAULTS.mcpConnectTimeoutMs,
+    maxResultBytes: (raw.max_result_bytes as number | undefined) ?? DEFAULTS.mcpMaxResultBytes,
+    tools: {},
+  }
+  if (typeof raw.command === 'string') {
+    target.command = raw.command
+    const cwd = (raw.cwd as string | undefined) ?? '.'
+    target.cwd = isAbsolute(cwd) ? cwd : resolve(dir, cwd)
+  }
+  if (typeof raw.url === 'string') target.url = raw.url
+  for (const [name, tool] of Object.entries((raw.tools as Record<string, Table> | undefined) ?? {})) target.tools[name] = normalizeTool(tool)
+  return target
+}
+
+function normalizeTool(raw: Table): McpToolConfig {
+  const tool: McpToolConfig = {
+    tier: raw.tier as Tier | 'read',
+    restsOn: ((raw.rests_on as Table[] | undefined) ?? []).map(readOf),
+    dedupe: (raw.dedupe as McpToolConfig['dedupe'] | undefined) ?? DEFAULTS.mcpDedupe,
+    dedupeWindowMs: parseDuration((raw.dedupe_window as string | undefined) ?? DEFAULTS.mcpDedupeWindow),
+  }
+  if (typeof raw.key_arg === 'string') tool.keyArg = raw.key_arg
+  const mark = raw.mark as Table | undefined
+  if (mark) tool.mark = { path: mark.path as string, value: mark.value as string }
+  const query = raw.query as Table | undefined
+  if (query) tool.query = { ...readOf(query), found: query.found as string }
+  return tool
+}
+
+function readOf(raw: Table): McpReadConfig {
+  return { tool: raw.tool as string, args: { ...((raw.args as Table | undefined) ?? {}) } }
+}
