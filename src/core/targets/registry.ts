@@ -19,6 +19,7 @@ import { S3Target } from './s3/s3-target.js'
 import { SendgridMailTarget } from './sendgrid/sendgrid-target.js'
 import { SlackMessageTarget } from './slack/slack-target.js'
 import { StripeRefundTarget } from './stripe/stripe-target.js'
+import { McpTarget } from './mcp/mcp-target.js'
 import { markTarget } from './origin.js'
 import { assertTarget, type EffectTarget } from './target.js'
 
@@ -30,7 +31,7 @@ export interface TargetOptions {
 }
 
 /** Every `type` a [targets.<name>] table may have. */
-export const TARGET_TYPES = ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3'] as const
+export const TARGET_TYPES = ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3', 'mcp'] as const
 
 export function createTarget(name: string, config: TargetConfig, given: TargetOptions = {}): EffectTarget {
   // Settings read from interlock.toml bring their file's secrets along: a caller cannot forget them.
@@ -63,6 +64,10 @@ export function createTarget(name: string, config: TargetConfig, given: TargetOp
       break
     case 's3':
       target = new S3Target(name, config, { secrets: opts.secrets })
+      break
+    case 'mcp':
+      // No session is opened here: the first call, probe or proxy opens one.
+      target = new McpTarget(name, config, { secrets: opts.secrets })
       break
     default:
       throw new InputError(`target ${name}: unknown type ${JSON.stringify((config as { type?: unknown }).type)}; expected one of ${TARGET_TYPES.join(', ')}`)

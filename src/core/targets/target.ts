@@ -61,6 +61,24 @@ export interface ProbeResult {
   warn?: boolean
   /** Whether the declared tier can be honoured, when the probe learned it (e.g. a unique constraint). */
   tier?: { ok: boolean; detail: string; fix?: string }
+  /**
+   * Further rows, one per thing the target is made of that the probe found
+   * (an MCP server's tools, each with its tier and why). `id` is the row
+   * id's tail after `targets.<name>.` (e.g. `tools.edit_file`); a failing
+   * row whose id is a key path under the target is a mistake in
+   * interlock.toml (`config: true`).
+   */
+  rows?: ProbeRow[]
+}
+
+export interface ProbeRow {
+  id: string
+  name: string
+  status: 'pass' | 'warn' | 'fail'
+  detail: string
+  fix?: string
+  /** The row names a key of interlock.toml that is wrong (an unknown tool declared). */
+  config?: boolean
 }
 
 /**

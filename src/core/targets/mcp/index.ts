@@ -1,0 +1,6 @@
+export { McpTarget, EFFECT_META, sentArgs, textOf, type CallRoute, type McpTargetOptions } from './mcp-target.js'
+export { UpstreamConnection, UpstreamLink, UpstreamUnavailable, type UpstreamHooks, type UpstreamSpec, type CallOptions } from './connection.js'
+export { decideTier, tierText, type TierDecision, type ToolTier, type ToolListing } from './tiers.js'
+export { readDigest, describe as describeRead, type Read, type ReadPremise, type Remembered } from './premises.js'
+export { receiptOf, resultOf } from './receipt.js'
+export { callFault, serverMessage } from './faults.js'
