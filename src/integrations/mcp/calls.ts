@@ -1,0 +1,148 @@
+/**
+ * A side-effecting tool call, through the gate: which effect it is
+ * (occurrence.ts), what it rests on (premises from what the thread read),
+ * then the gate, and the answer by where the effect stands (answers.ts).
+ *
+ * Two ways to run, as for any agent (docs/design.md, "Two ways to run"):
+ * - inline: this process journals and sends, through the session the call
+ *   came in on; a call found in flight that nobody here is working on (a
+ *   crash earlier, or a held call operators have since released) is carried
+ *   on here, as recovery would;
+ * - outbox: this process only proposes; relays (`interlock relay`) decide
+ *   and send; the answer is what the effect has come to within `waitMs`.
+ *
+ * A call identical to one in progress here joins it and gets its answer.
+ */
+import type { Progress } from '@modelcontextprotocol/sdk/types.js'
+import type { JsonObject } from '../../core/canonical-json.js'
+import type { EffectInput } from '../../core/effect.js'
+import { InputError, isInterlockError } from '../../core/errors.js'
+import type { Interlock } from '../../core/interlock.js'
+import type { SubmitOutcome } from '../../core/outcome.js'
+import type { McpTarget, Read, UpstreamLink } from '../../core/targets/mcp/index.js'
+import { answerOf } from './answers.js'
+import { readCallMeta } from './meta.js'
+import { chooseOccurrence } from './occurrence.js'
+import type { ThreadReads } from './reads.js'
+import { DEFAULTS } from '../../core/config/defaults.js'
+import { parseDuration } from '../../core/config/policy.js'
+
+export type ProxyMode = 'inline' | 'outbox'
+
+export interface DeskOptions {
+  interlock: Interlock
+  target: McpTarget
+  mode: ProxyMode
+  /** Outbox mode: the longest wait for a relay's outcome before answering "in flight". */
+  waitMs: number
+  reads: ThreadReads
+  log: (line: string) => void
+  now?: () => number
+}
+
+/** Where the call came from: its session's server connection, its thread, its progress token. */
+export interface CallOrigin {
+  link: UpstreamLink
+  defaultThread: string
+  onprogress?: (progress: Progress) => void
+  /** Reads through the call's session (premises not read by the agent are read here). */
+  read: (r: Read) => Promise<JsonObject>
+}
+
+const DEFAULT_DEDUPE = { dedupe: DEFAULTS.mcpDedupe, dedupeWindowMs: parseDuration(DEFAULTS.mcpDedupeWindow) }
+
+export class CallDesk {
+  private readonly inflight = new Map<string, Promise<JsonObject>>()
+  private readonly now: () => number
+
+  constructor(private readonly o: DeskOptions) {
+    this.now = o.now ?? Date.now
+  }
+
+  /** Answers one journaled tools/call; throws an McpError only to pass on the server's own JSON-RPC error. */
+  async call(params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, origin: CallOrigin): Promise<JsonObject> {
+    const { target, interlock } = this.o
+    const tool = params.name
+    let input: EffectInput
+    let id: string
+    let isNew: boolean
+    let passOn: Record<string, unknown>
+    try {
+      const meta = readCallMeta(params._meta)
+      passOn = meta.passOn
+      const args = (params.arguments ?? {}) as JsonObject
+      const base = { thread: meta.thread ?? origin.defaultThread, target: target.name, action: tool, args }
+      const o = await chooseOccurrence(base, meta, target.toolConfig(tool) ?? DEFAULT_DEDUPE, {
+        get: (effect) => interlock.store.get(effect),
+        inProgress: (effect) => this.inflight.has(effect),
+        now: this.now,
+      })
+      id = o.id
+      isNew = !o.existing && !this.inflight.has(id)
+      input = o.key === undefined ? base : { ...base, key: o.key }
+      if (o.why !== 'new') this.o.log(`${tool}: effect ${id.slice(0, 12)}: ${o.why}`)
+    } catch (e) {
+      return refusal(e, interlock)
+    }
+    const running = this.inflight.get(id)
+    if (running) return running
+    const work = this.carry(input, id, isNew, tool, passOn, origin)
+    this.inflight.set(id, work)
+    const forget = () => this.inflight.delete(id)
+    work.then(forget, forget)
+    return work
+  }
+
+  private async carry(input: EffectInput, id: string, isNew: boolean, tool: string, passOn: Record<string, unknown>, origin: CallOrigin): Promise<JsonObject> {
+    const { target, interlock } = this.o
+    let live: JsonObject | undefined
+    const unbind = target.bindCall(id, { link: origin.link, onprogress: origin.onprogress, meta: passOn, onResult: (r) => (live = r) })
+    try {
+      let outcome: SubmitOutcome
+      try {
+        // Premises only for a call not journaled yet: a journaled one keeps those it was proposed with.
+        const premises = isNew ? await target.premisesFor(tool, input.args, (r) => this.o.reads.recall(input.thread, r), origin.read) : undefined
+        const submitted = premises ? { ...input, premises } : input
+        outcome = this.o.mode === 'inline' ? await this.inline(submitted, id, isNew) : await this.outbox(submitted)
+      } catch (e) {
+        return refusal(e, interlock)
+      }
+      return answerOf({ outcome, tool, target: target.name, live, scrub: (t) => interlock.scrub(t) })
+    } finally {
+      unbind()
+    }
+  }
+
+  private async inline(input: EffectInput, id: string, isNew: boolean): Promise<SubmitOutcome> {
+    const gate = this.o.interlock.gate
+    const outcome = await gate.submit(input)
+    // A new call that ends in flight has spent its tries; recovery (the next start, or the next identical call) finishes it.
+    if (isNew || outcome.status !== 'in_flight' || outcome.notBefore) return outcome
+    // Journaled before and nobody here carries it on (a crash, or a release since): carry it on, by its tier.
+    const report = await gate.recover({ filter: (s) => s.effect.id === id })
+    const mine = report.effects.find((e) => e.effectId === id)
+    if (mine?.error) this.o.log(`effect ${id.slice(0, 12)}: could not be carried on: ${mine.error}`)
+    return mine?.outcome ?? outcome
+  }
+
+  private async outbox(input: EffectInput): Promise<SubmitOutcome> {
+    const handle = await this.o.interlock.outbox.submit(input)
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<SubmitOutcome>((resolve) => {
+      timer = setTimeout(() => resolve({ status: 'in_flight', effectId: handle.effectId, state: handle.state, reason: `proposed; no relay had finished it within ${this.o.waitMs} ms` }), this.o.waitMs)
+    })
+    try {
+      return await Promise.race([handle.result(), late])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
+/** A call refused before or by the gate for what it is (bad arguments, a secret in them): a tool error the model can read. */
+function refusal(e: unknown, interlock: Interlock): JsonObject {
+  if (e instanceof InputError || (isInterlockError(e) && e.exitCode === 2)) {
+    return { content: [{ type: 'text', text: interlock.scrub(`Refused, nothing was sent or journaled: ${e.message}`) }], isError: true }
+  }
+  throw e
+}

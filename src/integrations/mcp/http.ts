@@ -1,0 +1,71 @@
+/**
+ * `interlock mcp-proxy --http HOST:PORT`: the proxy as a Streamable HTTP
+ * server (modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http)
+ * at `/mcp`, one proxy session per MCP session (the SDK's
+ * StreamableHTTPServerTransport; its Mcp-Session-Id also names the session's
+ * default thread). Each session has its own session with the server, so what
+ * the server asks during a call (sampling, elicitation) reaches the client
+ * that made the call.
+ */
+import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { McpProxy } from './proxy.js'
+
+export const MCP_PATH = '/mcp'
+
+export interface HttpListener {
+  /** http://host:port/mcp */
+  url: string
+  close(): Promise<void>
+}
+
+export async function serveHttp(proxy: McpProxy, host: string, port: number, log: (line: string) => void): Promise<HttpListener> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>()
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((e: Error) => {
+      log(`mcp-proxy: ${req.method} ${req.url}: ${e.message}`)
+      if (!res.headersSent) refuse(res, 500, 'internal error')
+    })
+  })
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (new URL(req.url ?? '/', 'http://proxy').pathname !== MCP_PATH) return refuse(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`)
+    const sid = req.headers['mcp-session-id']
+    if (typeof sid === 'string') {
+      const known = sessions.get(sid)
+      // The spec's answer to a session the server does not know: 404, and the client starts a new one.
+      if (!known) return refuse(res, 404, 'session not found')
+      return known.handleRequest(req, res)
+    }
+    if (req.method !== 'POST') return refuse(res, 400, 'no Mcp-Session-Id: start with an initialize request')
+    const id = randomUUID()
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      onsessioninitialized: () => void sessions.set(id, transport),
+      onsessionclosed: () => void sessions.delete(id),
+    })
+    void proxy.serve(transport, id).finally(() => sessions.delete(id))
+    await transport.handleRequest(req, res)
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return {
+    url: `http://${shownHost}:${address.port}${MCP_PATH}`,
+    async close() {
+      await Promise.allSettled([...sessions.values()].map((t) => t.close()))
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+function refuse(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
+}

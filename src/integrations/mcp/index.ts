@@ -1,0 +1,10 @@
+/**
+ * The MCP integration: `interlock mcp-proxy`, an MCP server in front of one
+ * upstream server whose side-effecting tool calls go through the gate. The
+ * upstream itself is an `mcp` target (src/core/targets/mcp/).
+ */
+export { McpProxy, type McpProxyOptions } from './proxy.js'
+export { serveHttp, MCP_PATH, type HttpListener } from './http.js'
+export { CallDesk, type ProxyMode } from './calls.js'
+export { THREAD_META, KEY_META, RETRY_META, STATE_META, REPLAYED_META, EFFECT_META } from './meta.js'
+export { chooseOccurrence, type Occurrence } from './occurrence.js'

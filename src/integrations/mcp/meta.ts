@@ -1,0 +1,60 @@
+/**
+ * The `_meta` fields the proxy reads on a `tools/call` and writes on its
+ * result. `_meta` is MCP's place for metadata of a request or result; keys
+ * with a prefix are the prefix owner's (modelcontextprotocol.io/specification/
+ * 2025-06-18/basic#general-fields), so these are all `interlock/…`.
+ *
+ * On a call (all optional):
+ * - `interlock/thread`: the journal the call belongs to (default: one per MCP
+ *   session, `mcp/<target>/<session>`). A host that restarts and replays its
+ *   conversation passes the same thread, so the same calls get the same
+ *   effect ids and are answered from the journal.
+ * - `interlock/key`: a caller key, part of the effect id: two calls with the
+ *   same thread, tool and arguments but different keys are two effects; the
+ *   same key is always the same effect.
+ * - `interlock/retry`: true marks the call as a retry of the last identical
+ *   one, whatever the tool's `dedupe` says.
+ * On a journaled call's result:
+ * - `interlock/effect`: the effect id; `interlock/state`: where it stands;
+ * - `interlock/replayed`: true when the result is the journal's (the call had
+ *   been made before), not a fresh answer of the server.
+ */
+import type { JsonObject } from '../../core/canonical-json.js'
+import { InputError } from '../../core/errors.js'
+
+export const THREAD_META = 'interlock/thread'
+export const KEY_META = 'interlock/key'
+export const RETRY_META = 'interlock/retry'
+export const STATE_META = 'interlock/state'
+export const REPLAYED_META = 'interlock/replayed'
+export { EFFECT_META } from '../../core/targets/mcp/mcp-target.js'
+
+export interface CallMeta {
+  thread?: string
+  key?: string
+  retry: boolean
+  /** The rest of the client's `_meta` (not progressToken), passed on to the server. */
+  passOn: Record<string, unknown>
+}
+
+export function readCallMeta(meta: Record<string, unknown> | undefined): CallMeta {
+  const m = meta ?? {}
+  const text = (k: string): string | undefined => {
+    const v = m[k]
+    if (v === undefined) return undefined
+    if (typeof v !== 'string' || v === '') throw new InputError(`_meta["${k}"] must be a non-empty string`)
+    return v
+  }
+  const retry = m[RETRY_META]
+  if (retry !== undefined && typeof retry !== 'boolean') throw new InputError(`_meta["${RETRY_META}"] must be true or false`)
+  const passOn: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(m)) if (!k.startsWith('interlock/') && k !== 'progressToken') passOn[k] = v
+  return { thread: text(THREAD_META), key: text(KEY_META), retry: retry === true, passOn }
+}
+
+/** A journaled call's result, marked with its effect and state. */
+export function marked(result: JsonObject, effectId: string, state: string, replayed: boolean): JsonObject {
+  const meta: JsonObject = { ...((result._meta as JsonObject | undefined) ?? {}), 'interlock/effect': effectId, [STATE_META]: state }
+  if (replayed) meta[REPLAYED_META] = true
+  return { ...result, _meta: meta }
+}

@@ -1,0 +1,81 @@
+/**
+ * Which effect a tool call is. The effect id comes from what the call is
+ * (thread, tool, arguments, key), so the same call made twice on purpose
+ * (append the same line twice) looks exactly like a retry. The proxy tells
+ * them apart by the tool's `dedupe` setting, looking at the last identical
+ * call's effect (the first is keyless; the n-th repeat has key `repeat-<n>`):
+ *
+ * | the last identical call is…          | window (default)              | always | marked              |
+ * |--------------------------------------|-------------------------------|--------|---------------------|
+ * | none                                 | new                           | new    | new                 |
+ * | in flight, HELD or AMBIGUOUS         | the same effect (joins it)    | same   | same                |
+ * | COMMITTED                            | same within dedupe_window of  | same   | new, unless marked  |
+ * |                                      | its commit, new after         |        | a retry             |
+ * | REJECTED or FAILED (nothing was done)| new                           | new    | new                 |
+ *
+ * A call marked `_meta["interlock/retry"] = true` is always the last
+ * identical one; a call with `_meta["interlock/key"]` is always the effect of
+ * that key. The trade-off is the README's ("Repeats and retries").
+ */
+import type { McpToolConfig } from '../../core/config/types.js'
+import { effectId, type EffectInput, type EffectSnapshot } from '../../core/effect.js'
+
+export type Dedupe = Pick<McpToolConfig, 'dedupe' | 'dedupeWindowMs'>
+
+export interface Occurrence {
+  key?: string
+  id: string
+  /** The effect already journaled under that id, if any. */
+  existing?: EffectSnapshot
+  /** In words, for logs and tests: 'new', 'retry', 'joined'... */
+  why: string
+}
+
+export interface OccurrenceLookup {
+  get(id: string): Promise<EffectSnapshot | undefined>
+  /** Ids this process has proposed and not yet seen journaled (a call in progress). */
+  inProgress(id: string): boolean
+  now(): number
+}
+
+/** Repeats looked at, at most: the thousandth identical call in one thread is still told apart. */
+const MAX_OCCURRENCES = 10_000
+
+export async function chooseOccurrence(
+  base: Omit<EffectInput, 'key' | 'premises'>,
+  call: { key?: string; retry: boolean },
+  dedupe: Dedupe,
+  lookup: OccurrenceLookup,
+): Promise<Occurrence> {
+  if (call.key !== undefined) {
+    const id = effectId({ ...base, key: call.key })
+    return { key: call.key, id, existing: await lookup.get(id), why: 'the key given' }
+  }
+  const at = (n: number) => {
+    const key = n === 1 ? undefined : `repeat-${n}`
+    return { key, id: effectId({ ...base, key }) }
+  }
+  let last: { n: number; id: string; key?: string; snap?: EffectSnapshot } | undefined
+  for (let n = 1; n <= MAX_OCCURRENCES; n++) {
+    const o = at(n)
+    const snap = await lookup.get(o.id)
+    if (!snap && !lookup.inProgress(o.id)) break
+    last = { n, ...o, snap }
+  }
+  const fresh = (why: string): Occurrence => {
+    const o = at((last?.n ?? 0) + 1)
+    return { ...o, why }
+  }
+  if (!last) return fresh('new')
+  const same = (why: string): Occurrence => ({ key: last!.key, id: last!.id, existing: last!.snap, why })
+  if (call.retry) return same('marked a retry')
+  // Journaled by a call still in progress here: it joins that call.
+  if (!last.snap) return same('joined the same call in progress')
+  const state = last.snap.state
+  if (state === 'REJECTED' || state === 'FAILED') return fresh(`a new call: the last identical one was ${state}, nothing was done`)
+  if (state !== 'COMMITTED') return same(`the same effect, still ${state}`)
+  if (dedupe.dedupe === 'always') return same('a retry (dedupe = "always")')
+  if (dedupe.dedupe === 'marked') return fresh('a new call (dedupe = "marked", not marked a retry)')
+  const age = lookup.now() - Date.parse(last.snap.updatedAt)
+  return age <= dedupe.dedupeWindowMs ? same('a retry (within dedupe_window of the last identical call)') : fresh('a new call (past dedupe_window of the last identical call)')
+}

@@ -1,0 +1,126 @@
+/**
+ * `interlock mcp-proxy`: an MCP server in front of one upstream MCP server
+ * (an `mcp` target of interlock.toml), for an agent host to start instead of
+ * the upstream. Side-effecting tool calls go through the gate; everything
+ * else passes through (session.ts).
+ *
+ * At start, before any client is served:
+ * 1. a session of its own with the server: its tool list is read, and every
+ *    tool, query and premise declared in interlock.toml must exist there
+ *    (a ConfigError naming the key path otherwise, exit 3);
+ * 2. inline mode: `gate.recover()` for this target's effects, so a proxy
+ *    killed mid-call loses nothing: what it had proposed is carried on, by
+ *    tier (docs/design.md, "Recovery"). Calls wait until it is done.
+ * Then stdio (one client on stdin/stdout, which are the protocol channel:
+ * every log line goes to stderr), or Streamable HTTP (http.ts).
+ */
+import { randomUUID } from 'node:crypto'
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import type { Readable, Writable } from 'node:stream'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { ConfigError } from '../../core/errors.js'
+import type { Interlock } from '../../core/interlock.js'
+import type { RecoveryReport } from '../../core/recovery.js'
+import { McpTarget } from '../../core/targets/mcp/index.js'
+import { CallDesk, type ProxyMode } from './calls.js'
+import { ThreadReads } from './reads.js'
+import { ProxySession } from './session.js'
+
+export interface McpProxyOptions {
+  interlock: Interlock
+  /** The [targets.<name>] to stand in front of; default: the config's only mcp target. */
+  target?: string
+  mode: ProxyMode
+  /** Outbox mode: longest wait for a relay's outcome (default 30 s). */
+  waitMs?: number
+  log: (line: string) => void
+}
+
+export class McpProxy {
+  private readonly sessions = new Set<ProxySession>()
+
+  private constructor(
+    readonly interlock: Interlock,
+    readonly target: McpTarget,
+    private readonly desk: CallDesk,
+    private readonly reads: ThreadReads,
+    private readonly ready: Promise<void>,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  static async start(o: McpProxyOptions): Promise<McpProxy> {
+    const target = mcpTargetOf(o.interlock, o.target)
+    await target.loadTools().catch((e: Error) => {
+      throw new ConfigError(`target ${target.name}: ${e.message}`, [], { hint: target.config.url ? 'Check url and headers, and that the server answers there.' : 'Check command, args and cwd: the server must start and speak MCP on stdio.', cause: e })
+    })
+    const unknown = target.unknownTools()
+    if (unknown.length > 0) {
+      throw new ConfigError(`${o.interlock.config.file ?? 'interlock.toml'} declares tools the server does not have`, unknown, {
+        hint: 'Fix the tool names under [targets.<name>.tools]; `interlock check` lists the server\'s tools with their tiers.',
+      })
+    }
+    const premiseTools = new Set(Object.values(target.config.tools).flatMap((t) => t.restsOn.map((r) => r.tool)))
+    const reads = new ThreadReads(premiseTools)
+    const desk = new CallDesk({ interlock: o.interlock, target, mode: o.mode, waitMs: o.waitMs ?? 30_000, reads, log: o.log })
+    // Recovery goes through the target's own session; then it is ended: clients' calls go through their own.
+    const ready = (o.mode === 'inline' ? recoverTarget(o.interlock, target, o.log) : Promise.resolve()).then(() => target.idle())
+    const proxy = new McpProxy(o.interlock, target, desk, reads, ready, o.log)
+    const journaled = target.decisions().filter((d) => d.tier !== 'read')
+    o.log(`mcp-proxy: ${target.name}: ${target.decisions().length} tools, ${journaled.length} through the gate (${o.mode}): ${journaled.map((d) => `${d.tool} (tier ${d.tier})`).join(', ') || 'none'}`)
+    return proxy
+  }
+
+  /** Serves one client over stdio until it goes away. */
+  async serveStdio(input: Readable = process.stdin, output: Writable = process.stdout): Promise<void> {
+    await this.serve(new StdioServerTransport(input, output), randomUUID())
+  }
+
+  /** Serves one client's session on a transport (a stdio pipe, or one Streamable HTTP session). */
+  async serve(transport: Transport, sessionId: string): Promise<void> {
+    const session = new ProxySession({ target: this.target, desk: this.desk, reads: this.reads, ready: this.ready, log: this.log }, transport, sessionId)
+    this.sessions.add(session)
+    try {
+      await session.run()
+    } finally {
+      this.sessions.delete(session)
+    }
+  }
+
+  /** Recovery at start (inline mode): done when this resolves. */
+  whenReady(): Promise<void> {
+    return this.ready
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.sessions].map((s) => s.close()))
+    await this.target.close()
+  }
+}
+
+function mcpTargetOf(interlock: Interlock, name: string | undefined): McpTarget {
+  const mcp = [...interlock.targets.values()].filter((t): t is McpTarget => t instanceof McpTarget)
+  if (name !== undefined) {
+    const t = interlock.targets.get(name)
+    if (!t) throw new ConfigError(`there is no [targets.${name}] in ${interlock.config.file ?? 'interlock.toml'}`, [], { hint: `Targets of type "mcp": ${mcp.map((m) => m.name).join(', ') || 'none'}.` })
+    if (!(t instanceof McpTarget)) throw new ConfigError(`targets.${name} is not of type "mcp"`, [`targets.${name}.type: must be "mcp" for mcp-proxy`], { hint: 'Name an mcp target with --target.' })
+    return t
+  }
+  if (mcp.length === 1) return mcp[0]!
+  throw new ConfigError(mcp.length === 0 ? 'interlock.toml has no target of type "mcp"' : `interlock.toml has ${mcp.length} targets of type "mcp" (${mcp.map((m) => m.name).join(', ')})`, [], {
+    hint: mcp.length === 0 ? 'Add a [targets.<name>] with type = "mcp" and the server\'s command or url.' : 'Say which with --target <name>.',
+  })
+}
+
+/** Inline mode's recovery at start: this target's effects, by tier, through the target's own session. */
+async function recoverTarget(interlock: Interlock, target: McpTarget, log: (line: string) => void): Promise<void> {
+  let report: RecoveryReport
+  try {
+    report = await interlock.gate.recover({ filter: (s) => s.effect.target === target.name })
+  } catch (e) {
+    log(`mcp-proxy: recovery failed: ${(e as Error).message}; calls are answered from the journal as it stands`)
+    return
+  }
+  for (const e of report.effects) {
+    log(`mcp-proxy: recovered ${e.effectId.slice(0, 12)} (${e.found}, tier ${e.tier}): ${e.action}${e.outcome ? ` → ${e.outcome.status}` : ''}${e.error ? `: ${e.error}` : ''}`)
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * One client's MCP session through the proxy, and its own session with the
+ * server. Everything but a side-effecting tool call passes through as it
+ * is, both ways, with the SDK's low-level `Server` and `Client` (no schema of
+ * the server's is parsed or rebuilt):
+ *
+ * - client → server: every request (tools/list, resources, subscriptions,
+ *   prompts, completions, logging/setLevel, ping, and calls of read tools)
+ *   is forwarded and its result returned unchanged; its progress comes back
+ *   under the client's own progress token; a cancellation reaches the server
+ *   (the SDK sends notifications/cancelled when the forwarded request's
+ *   signal aborts); notifications (roots/list_changed…) are passed on.
+ * - server → client: requests (sampling, elicitation, roots/list, ping) and
+ *   notifications (list_changed, resources/updated, log messages) are passed
+ *   on to the client.
+ * - capabilities: the server session declares the client's; the client is
+ *   told the server's (PrimedTransport), except `tasks`: a task-augmented
+ *   call would bypass the journal, so the proxy does not offer tasks.
+ *
+ * A call of a tool whose tier is 1, 2 or 3 goes to the CallDesk (calls.ts).
+ * A journaled call cannot be cancelled once proposed: the spec lets a
+ * receiver ignore a cancellation for a request that "cannot be cancelled"
+ * (modelcontextprotocol.io/specification/2025-06-18/basic/utilities/
+ * cancellation), and an effect on its way is finished and journaled, so
+ * asking again gets its outcome.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import {
+  ErrorCode,
+  ResultSchema,
+  type ClientCapabilities,
+  type Implementation,
+  type JSONRPCRequest,
+  type Notification,
+  type Progress,
+  type ServerNotification,
+  type ServerRequest,
+  type ServerResult,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { JsonObject } from '../../core/canonical-json.js'
+import { UpstreamLink, type McpTarget, type Read } from '../../core/targets/mcp/index.js'
+import type { CallDesk } from './calls.js'
+import { PrimedTransport } from './primed-transport.js'
+import { readCallMeta, THREAD_META } from './meta.js'
+import type { ThreadReads } from './reads.js'
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+
+export interface SessionDeps {
+  target: McpTarget
+  desk: CallDesk
+  reads: ThreadReads
+  /** Every call waits for this (the proxy's recovery at start). */
+  ready: Promise<void>
+  log: (line: string) => void
+}
+
+export class ProxySession {
+  readonly link: UpstreamLink
+  private server?: Server
+  private readonly primed: PrimedTransport
+  private readonly done: Promise<void>
+  private finish!: () => void
+  /** Resolves once the client has initialized: what the server says or asks before then waits for it. */
+  private readonly clientReady: Promise<void>
+  private ready!: () => void
+  private defaultThread: string
+
+  constructor(
+    private readonly deps: SessionDeps,
+    transport: Transport,
+    /** Names the session's default thread (`mcp/<target>/<id>`). */
+    sessionId: string,
+  ) {
+    this.primed = new PrimedTransport(transport)
+    this.defaultThread = `mcp/${deps.target.name}/${sessionId}`
+    this.done = new Promise((resolve) => (this.finish = resolve))
+    this.clientReady = new Promise((resolve) => (this.ready = resolve))
+    let caps: ClientCapabilities = {}
+    let clientInfo: Implementation | undefined
+    this.link = new UpstreamLink(
+      deps.target.config,
+      deps.target.where,
+      {
+        get capabilities() {
+          return caps
+        },
+        get clientInfo() {
+          return clientInfo
+        },
+        onRequest: (request, signal) => this.toClient(request, signal),
+        onNotification: (n) => void this.notifyClient(n),
+        onClose: (why) => deps.log(`${deps.target.where}: ${why}; opened again at the next request`),
+      },
+      async (conn) => deps.target.addTools(await conn.listTools()),
+    )
+    this.mirror = (c, info) => {
+      caps = withoutTasks(c)
+      clientInfo = info
+    }
+  }
+
+  private mirror: (caps: ClientCapabilities, info: Implementation | undefined) => void
+
+  /** Serves the client until it goes away. */
+  async run(): Promise<void> {
+    await this.primed.open()
+    const first = await Promise.race([this.primed.firstRequestSeen(), this.primed.gone.then(() => undefined)])
+    if (!first) return this.close()
+    const params = (first.method === 'initialize' ? first.params : undefined) as { capabilities?: ClientCapabilities; clientInfo?: Implementation } | undefined
+    this.mirror(params?.capabilities ?? {}, params?.clientInfo)
+    let conn
+    try {
+      conn = await this.link.get()
+    } catch (e) {
+      this.deps.log(`${(e as Error).message}`)
+      await this.primed.send({ jsonrpc: '2.0', id: first.id, error: { code: ErrorCode.InternalError, message: `interlock mcp-proxy: ${(e as Error).message}` } }).catch(() => {})
+      return this.close()
+    }
+    const server = new Server(conn.serverInfo ?? { name: this.deps.target.name, version: '0' }, {
+      capabilities: withoutTasks(conn.serverCapabilities),
+      ...(conn.instructions ? { instructions: conn.instructions } : {}),
+    })
+    this.server = server
+    // The SDK would answer these itself; the server's answer is the one to pass on.
+    server.removeRequestHandler('ping')
+    server.removeRequestHandler('logging/setLevel')
+    server.fallbackRequestHandler = (request, extra) => this.fromClient(request, extra) as Promise<ServerResult>
+    server.fallbackNotificationHandler = async (n) => {
+      const up = this.link.open
+      if (up) await up.notify(n).catch((e: Error) => this.deps.log(`${this.deps.target.where}: could not pass on ${n.method}: ${e.message}`))
+    }
+    server.onclose = () => void this.close()
+    server.oninitialized = () => this.ready()
+    await server.connect(this.primed)
+    return this.done
+  }
+
+  async close(): Promise<void> {
+    await this.link.close()
+    this.finish()
+  }
+
+  private async fromClient(request: JSONRPCRequest, extra: Extra): Promise<Record<string, unknown>> {
+    const params = request.params as Record<string, unknown> | undefined
+    const token = (params?._meta as { progressToken?: string | number } | undefined)?.progressToken
+    const onprogress = token === undefined ? undefined : (p: Progress) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } } as ServerNotification)
+    if (request.method === 'tools/call') {
+      const call = params as { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
+      await this.deps.ready
+      const decision = this.deps.target.decision(call.name)
+      if (decision && decision.tier !== 'read') return this.deps.desk.call(call, { link: this.link, defaultThread: this.defaultThread, onprogress, read: (r) => this.read(r) })
+      const result = await this.forward(request.method, params, extra.signal, onprogress)
+      this.remember(call, result)
+      return result
+    }
+    return this.forward(request.method, params, extra.signal, onprogress)
+  }
+
+  private async forward(method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, onprogress?: (p: Progress) => void): Promise<Record<string, unknown>> {
+    const conn = await this.link.get()
+    return conn.request(method, params, { signal, onprogress })
+  }
+
+  /** A read tool's answer, kept for the thread when some tool rests on that read. */
+  private remember(call: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, result: Record<string, unknown>): void {
+    if (!this.deps.reads.keeps(call.name)) return
+    let thread = this.defaultThread
+    try {
+      thread = readCallMeta(call._meta).thread ?? thread
+    } catch {
+      return
+    }
+    this.deps.reads.remember(thread, { tool: call.name, args: (call.arguments ?? {}) as JsonObject }, result as JsonObject)
+  }
+
+  private async read(r: Read): Promise<JsonObject> {
+    const conn = await this.link.get()
+    return (await conn.request('tools/call', { name: r.tool, arguments: r.args })) as JsonObject
+  }
+
+  private async toClient(request: JSONRPCRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
+    await this.clientReady
+    return this.server!.request({ method: request.method, params: request.params } as ServerRequest, ResultSchema, { signal })
+  }
+
+  private async notifyClient(n: Notification): Promise<void> {
+    if (n.method === 'notifications/tools/list_changed') {
+      const conn = this.link.open
+      if (conn) await conn.listTools().then((tools) => this.deps.target.addTools(tools), () => {})
+    }
+    // Said while the client was still initializing (a server that adds tools once it knows the client): told once it is ready.
+    await this.clientReady
+    await this.server!.notification(n as ServerNotification).catch((e: Error) => this.deps.log(`could not pass ${n.method} on to the client: ${e.message}`))
+  }
+}
+
+function withoutTasks<T extends object>(caps: T): T {
+  const { tasks: _tasks, ...rest } = caps as T & { tasks?: unknown }
+  return rest as T
+}
+
+export { THREAD_META }
