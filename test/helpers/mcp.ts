@@ -1,0 +1,188 @@
+/**
+ * The MCP parts the tests run for real: the reference servers from npm
+ * (server-memory, server-filesystem, server-everything), started as child
+ * processes over stdio or Streamable HTTP; the built `interlock mcp-proxy`
+ * spawned by the SDK's own `Client`; and the wire (mcp-pipe.mjs) that
+ * records what reached a server and plays its faults.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
+import { inject } from 'vitest'
+import { freePort } from './free-port.js'
+
+const require = createRequire(import.meta.url)
+const serverEntry = (pkg: string) => join(dirname(require.resolve(`${pkg}/package.json`)), 'dist', 'index.js')
+
+/** Entry points of the reference servers, run with `node`. */
+export const SERVERS = {
+  memory: serverEntry('@modelcontextprotocol/server-memory'),
+  filesystem: serverEntry('@modelcontextprotocol/server-filesystem'),
+  everything: serverEntry('@modelcontextprotocol/server-everything'),
+}
+
+/** The recording, fault-playing wire in front of a stdio server. */
+export const PIPE = fileURLToPath(new URL('./mcp-pipe.mjs', import.meta.url))
+
+/** A TOML string literal. */
+export const q = (s: string) => JSON.stringify(s)
+
+/** `command` and `args` of a [targets.<name>] that runs `server` (through the wire when `pipe` is given). */
+export function stdioServer(entry: string, args: string[] = [], pipe?: { log: string; fault?: string; tools?: string[]; once?: string }): string {
+  const argv = pipe ? [PIPE, process.execPath, entry, ...args] : [entry, ...args]
+  const env: Record<string, string> = {}
+  if (pipe) {
+    env.PIPE_LOG = pipe.log
+    if (pipe.fault) Object.assign(env, { FAULT: pipe.fault, FAULT_TOOLS: (pipe.tools ?? []).join(','), FAULT_ONCE: pipe.once ?? `${pipe.log}.once` })
+  }
+  return `command = ${q(process.execPath)}\nargs = [${argv.map(q).join(', ')}]\n${Object.keys(env).length ? `env = { ${Object.entries(env).map(([k, v]) => `${k} = ${q(v)}`).join(', ')} }\n` : ''}`
+}
+
+/** Each tools/call that reached the server through the wire: tool and effect id. */
+export function wireLog(file: string): { tool: string; effect: string | null }[] {
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool: string; effect: string | null })
+}
+
+/** How many calls of one effect reached the server. */
+export function reached(file: string, effectId: string): number {
+  return wireLog(file).filter((c) => c.effect === effectId).length
+}
+
+/** The memory server's ledger: its JSONL file, one entity or relation per line. */
+export function memoryLedger(file: string): { type: string; name?: string; observations?: string[]; from?: string; to?: string }[] {
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+}
+
+export interface ProxyClient {
+  client: Client
+  /** Everything the proxy wrote on stderr so far. */
+  stderr(): string
+  /** The proxy's pid. */
+  pid: number | null
+  close(): Promise<void>
+  /** Resolves when the proxy process has exited (a crash point, or the end). */
+  exited: Promise<void>
+}
+
+export interface ProxyClientOptions {
+  cwd: string
+  args?: string[]
+  env?: Record<string, string>
+  capabilities?: ClientCapabilities
+  /** Set up request handlers (sampling, elicitation, roots) before connecting. */
+  prepare?: (client: Client) => void
+}
+
+/** The built `interlock mcp-proxy`, started by the SDK's Client over stdio, as an agent host starts it. */
+export async function proxyClient(o: ProxyClientOptions): Promise<ProxyClient> {
+  const bin = join(inject('cliRoot'), 'bin', 'run.js')
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, 'mcp-proxy', ...(o.args ?? [])],
+    cwd: o.cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: o.cwd, NO_COLOR: '1', ...o.env },
+    stderr: 'pipe',
+  })
+  let stderr = ''
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+  let exit!: () => void
+  const exited = new Promise<void>((resolve) => (exit = resolve))
+  transport.onclose = () => exit()
+  const client = new Client({ name: 'interlock-test-host', version: '1.0.0' }, { capabilities: o.capabilities ?? {} })
+  o.prepare?.(client)
+  try {
+    await client.connect(transport)
+  } catch (e) {
+    throw new Error(`the proxy did not start: ${(e as Error).message}\n${stderr}`)
+  }
+  const pid = transport.pid
+  // Client.connect replaced onclose; keep telling us when the process is gone.
+  const onclose = transport.onclose
+  transport.onclose = () => {
+    onclose?.()
+    exit()
+  }
+  return { client, stderr: () => stderr, pid, exited, close: () => client.close() }
+}
+
+/** An SDK Client straight to a stdio server, no proxy: the baseline. */
+export async function directClient(entry: string, args: string[], o: { cwd: string; env?: Record<string, string>; capabilities?: ClientCapabilities; prepare?: (c: Client) => void }): Promise<Client> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [entry, ...args], cwd: o.cwd, env: o.env, stderr: 'ignore' })
+  const client = new Client({ name: 'interlock-test-host', version: '1.0.0' }, { capabilities: o.capabilities ?? {} })
+  o.prepare?.(client)
+  await client.connect(transport)
+  return client
+}
+
+/** An SDK Client over Streamable HTTP. */
+export async function httpClient(url: string, o: { capabilities?: ClientCapabilities; prepare?: (c: Client) => void; headers?: Record<string, string> } = {}): Promise<Client> {
+  const client = new Client({ name: 'interlock-test-host', version: '1.0.0' }, { capabilities: o.capabilities ?? {} })
+  o.prepare?.(client)
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: o.headers ?? {} } }))
+  return client
+}
+
+/** server-everything over Streamable HTTP on a free port: its URL, and a way to stop it. */
+export async function everythingOverHttp(): Promise<{ url: string; close(): Promise<void> }> {
+  const port = await freePort()
+  const child = spawn(process.execPath, [SERVERS.everything, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
+  await waitFor(child, /listening on port/i, 20_000)
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    close: async () => {
+      child.kill('SIGKILL')
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)))
+    },
+  }
+}
+
+/** `interlock mcp-proxy --http` as a child: the URL it serves, its stderr, and a way to stop it. */
+export async function proxyOverHttp(o: { cwd: string; args?: string[]; env?: Record<string, string> }): Promise<{ url: string; child: ChildProcess; stderr(): string; close(): Promise<void> }> {
+  const bin = join(inject('cliRoot'), 'bin', 'run.js')
+  const child = spawn(process.execPath, [bin, 'mcp-proxy', '--http', '127.0.0.1:0', ...(o.args ?? [])], {
+    cwd: o.cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: o.cwd, NO_COLOR: '1', ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
+  const line = await waitFor(child, /serving \S+ at (http:\/\/\S+)/, 30_000)
+  return {
+    url: line[1]!,
+    child,
+    stderr: () => stderr,
+    close: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM')
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)))
+    },
+  }
+}
+
+function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    let seen = ''
+    const timer = setTimeout(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms:\n${seen}`)), timeoutMs)
+    const look = (d: Buffer) => {
+      seen += d.toString()
+      const m = pattern.exec(seen)
+      if (m) {
+        clearTimeout(timer)
+        resolve(m)
+      }
+    }
+    child.stdout?.on('data', look)
+    child.stderr?.on('data', look)
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`exited ${code} before ${pattern}:\n${seen}`))
+    })
+  })
+}
