@@ -186,3 +186,24 @@ function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promi
     })
   })
 }
+
+/** The text of a CallToolResult's text blocks. */
+export const resultText = (r: unknown) => (((r as { content?: { type: string; text?: string }[] }).content ?? []).map((c) => c.text ?? '').join('\n'))
+
+/** A CallToolResult's `_meta`. */
+export const resultMeta = (r: unknown) => ((r as { _meta?: Record<string, unknown> })._meta ?? {}) as Record<string, unknown>
+
+/**
+ * interlock.toml fronting server-memory through the wire (its ledger
+ * `memory.jsonl`, the wire's record `wire.log`), in `dir`, with `extra` TOML
+ * after the target's table.
+ */
+export function memoryToml(dir: string, o: { extra?: string; fault?: string; tools?: string[]; store?: string; gate?: string; target?: string } = {}): string {
+  const pipe = { log: join(dir, 'wire.log'), fault: o.fault, tools: o.tools }
+  const server = stdioServer(SERVERS.memory, [], pipe)
+  // The memory server's file rides in the same env table as the wire's settings.
+  const withFile = server.includes('env = { ')
+    ? server.replace('env = { ', `env = { MEMORY_FILE_PATH = ${q(join(dir, 'memory.jsonl'))}, `)
+    : `${server}env = { MEMORY_FILE_PATH = ${q(join(dir, 'memory.jsonl'))} }\n`
+  return `${o.store ?? '[store]\npath = "journal.db"\n'}[gate]\n${o.gate ?? 'max_attempts = 2\nbackoff_ms = 10\n'}[targets.memory]\ntype = "mcp"\n${o.target ?? ''}${withFile}${o.extra ?? ''}`
+}
