@@ -88,12 +88,13 @@ describe('in front of server-everything over stdio', () => {
     try {
       // A read tool with progress: every step reaches the client under its own token.
       const steps: number[] = []
-      const long = await proxy.client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 3 } }, undefined, { onprogress: (p) => void steps.push(p.progress) })
+      const long = await proxy.client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 2, steps: 4 } }, undefined, { onprogress: (p) => void steps.push(p.progress) })
       expect(resultText(long)).toContain('Long running operation completed')
-      expect(steps).toEqual([1, 2, 3])
+      // The last step's notice leaves the server right before the result; the SDK's Client drops a notice
+      // that it reads together with the result (direct or not), so only the earlier steps are certain.
+      expect(steps.slice(0, 3)).toEqual([1, 2, 3])
 
-      // Roots: the server asks the client during a read tool's call.
-      asked.length = 0
+      // Roots: the server asked the client for them (at its start); a read tool shows what it got.
       const roots = await proxy.client.callTool({ name: 'get-roots-list', arguments: {} })
       expect(resultText(roots)).toContain('file:///srv/host-root')
 
