@@ -34,7 +34,8 @@ interface Row {
 }
 
 async function checkRows(cwd: string): Promise<{ code: number | null; rows: Row[] }> {
-  const run = await interlock(['check', '--only', 'targets', '--json'], { cwd })
+  // A generous probe timeout: starting node and the server is slow on a busy machine.
+  const run = await interlock(['check', '--only', 'targets', '--json', '--timeout', '60000'], { cwd })
   return { code: run.code, rows: (JSON.parse(run.stdout) as { checks: Row[] }).checks }
 }
 

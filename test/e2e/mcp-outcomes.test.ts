@@ -207,3 +207,23 @@ describe('held for operators, released, sent by a relay', () => {
     expect(reached(join(dir, 'wire.log'), id)).toBe(1)
   })
 })
+
+describe('--outbox: the proxy only proposes, a relay sends', () => {
+  it('the call is answered with the server\'s result once the relay has committed it, sent once', async () => {
+    const dir = scene({ extra: TIER1_CREATE })
+    const key = await interlock(['relay', 'keygen', '--name', 'relay-1'], { cwd: dir })
+    expect(key.code, key.stderr).toBe(0)
+    const relay = startRelayProc('relay-1', ['--key', join(dir, 'relay-1.relay.key'), '--poll-ms', '100'], dir)
+    relays.push(relay)
+    await relayReady(relay)
+    const proxy = await proxyClient({ cwd: dir, args: ['--outbox', '--wait', '30000'] })
+    clients.push(proxy)
+    const r = await proxy.client.callTool(create)
+    expect(r.isError, resultText(r)).toBeFalsy()
+    expect(r.structuredContent).toEqual(alice)
+    const id = resultMeta(r)['interlock/effect'] as string
+    expect(resultMeta(r)['interlock/state']).toBe('COMMITTED')
+    expect(reached(join(dir, 'wire.log'), id)).toBe(1)
+    expect(memoryLedger(join(dir, 'memory.jsonl'))).toEqual([{ type: 'entity', ...alice.entities[0] }])
+  })
+})
