@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
-import { CHECK_FAMILIES, DEFAULT_PROBE_TIMEOUT_MS, runChecks, type CheckFamily, type CheckReport } from '../core/check/index.js'
+import { CHECK_FAMILIES, DEFAULT_PROBE_TIMEOUT_MS, failedCheckExitCode, runChecks, type CheckFamily, type CheckReport } from '../core/check/index.js'
 import { CheckFailedError } from '../core/errors.js'
 
 export default class Check extends BaseCommand<typeof Check> {
@@ -14,7 +14,7 @@ export default class Check extends BaseCommand<typeof Check> {
 
 Every probe is read-only and runs under its own timeout (--timeout). Prints a table of pass / warn / fail with the fix for each failure; --json prints the same report for CI.
 
-Exit codes: 0 when nothing failed (warnings allowed), 1 when any check failed, 2 on bad usage.`
+Exit codes: 0 when nothing failed (warnings allowed); 3 when a failure is a mistake in interlock.toml itself (missing, not matching the schema, an unset \${VAR} it needs, an MCP tool or a policy target or action that does not exist, a quorum larger than the operators, an operator key that does not parse); 1 when any other check failed; 2 on bad usage.`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --config deploy/staging.toml --json',
@@ -49,7 +49,7 @@ Exit codes: 0 when nothing failed (warnings allowed), 1 when any check failed, 2
       const { pass, warn, fail } = report.summary
       this.log(`\n${pass} passed, ${warn} warned, ${fail} failed${report.config ? ` (${report.config})` : ''}`)
     }
-    if (!report.ok) throw new CheckFailedError(report.summary.fail)
+    if (!report.ok) throw new CheckFailedError(report.summary.fail, failedCheckExitCode(report))
     return report
   }
 }

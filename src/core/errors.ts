@@ -123,8 +123,9 @@ export class ConflictError extends InterlockError {
  */
 export class CheckFailedError extends InterlockError {
   readonly reported = true
-  constructor(failures: number, options: InterlockErrorOptions = {}) {
-    super('E_CHECK_FAILED', ExitCode.FAILURE, `${failures} check${failures === 1 ? '' : 's'} failed`, options)
+  /** exitCode: 1, or 3 when a failure is a mistake in interlock.toml itself (check/exit-code.ts). */
+  constructor(failures: number, exitCode: ExitCode = ExitCode.FAILURE, options: InterlockErrorOptions = {}) {
+    super('E_CHECK_FAILED', exitCode, `${failures} check${failures === 1 ? '' : 's'} failed`, options)
   }
 }
 

@@ -306,26 +306,28 @@ describe('interlock check', () => {
     const { run, rows } = await check(config({ ruleTarget: 'refundz' }), ['--only', 'policy'])
     expect(failing(rows)).toEqual(['policy.rules.big-refunds'])
     expect(rows.find((r) => r.id === 'policy.rules.big-refunds')!.detail).toContain('there is no target "refundz"')
-    expect(run.code).toBe(1)
+    // A mistake in interlock.toml itself: exit 3, as for a config error, not 1 (staging failing).
+    expect(run.code).toBe(3)
   })
 
   it('fails a policy rule naming an action its target does not have', async () => {
-    const { rows } = await check(config().replace('action = "refund"', 'action = "charge"'), ['--only', 'policy'])
+    const { run, rows } = await check(config().replace('action = "refund"', 'action = "charge"'), ['--only', 'policy'])
     expect(failing(rows)).toEqual(['policy.rules.big-refunds'])
+    expect(run.code).toBe(3)
   })
 
   it('fails a quorum larger than the operators', async () => {
     const { run, rows } = await check(config({ quorum: 3 }), ['--only', 'policy'])
     expect(failing(rows)).toEqual(['policy.quorum'])
     expect(rows.find((r) => r.id === 'policy.quorum')!.detail).toContain('3 operators are needed but 2 are declared')
-    expect(run.code).toBe(1)
+    expect(run.code).toBe(3)
   })
 
   it('fails an operator public key that does not parse', async () => {
     // 43 base64url characters whose last one carries bits beyond the 32 bytes: the schema's pattern passes it, the key parser does not.
     const { run, rows } = await check(config().replace(bob, `ed25519:${'A'.repeat(42)}B`), ['--only', 'keys'])
     expect(failing(rows)).toEqual(['keys.operators'])
-    expect(run.code).toBe(1)
+    expect(run.code).toBe(3)
     const malformed = await check(config().replace(bob, 'ed25519:short'), ['--only', 'keys'])
     expect(failing(malformed.rows)).toEqual(['keys.operators'])
   })
@@ -347,13 +349,13 @@ describe('interlock check', () => {
     expect(failing(rows)).toEqual(['config.schema', 'config.schema'])
     expect(rows.map((r) => r.detail).join('\n')).toMatch(/targets\.objects\.path_style: must be true or false/)
     expect(rows.some((r) => r.family !== 'config')).toBe(false)
-    expect(run.code).toBe(1)
+    expect(run.code).toBe(3)
   })
 
   it('fails when there is no config file', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'interlock-check-'))
     const run = await interlock(['check', '--json'], { cwd, env })
-    expect(run.code).toBe(1)
+    expect(run.code).toBe(3)
     const report = JSON.parse(run.stdout) as { checks: Row[]; config: null }
     expect(validate(report)).toBe(true)
     expect(report.config).toBeNull()

@@ -39,7 +39,7 @@ async function checkRows(cwd: string): Promise<{ code: number | null; rows: Row[
   return { code: run.code, rows: (JSON.parse(run.stdout) as { checks: Row[] }).checks }
 }
 
-describe('a wrong mcp target: exit 3, naming the key', () => {
+describe('a wrong mcp target: mcp-proxy and check exit 3, naming the key', () => {
   it('a declared tool the server does not have', async () => {
     const cwd = withConfig(`${memory}[targets.memory.tools.create_entity]\ntier = 1\n[targets.memory.tools.add_observations]\ntier = 2\nquery = { tool = "find_nodes", args = { query = "{args.observations.0.entityName}" }, found = "x" }\n`)
     const proxy = await interlock(['mcp-proxy'], { cwd })
@@ -48,7 +48,7 @@ describe('a wrong mcp target: exit 3, naming the key', () => {
     expect(proxy.stderr).toContain('targets.memory.tools.create_entity: the server has no tool "create_entity"')
     expect(proxy.stderr).toContain('targets.memory.tools.add_observations.query.tool: the server has no tool "find_nodes"')
     const { code, rows } = await checkRows(cwd)
-    expect(code).toBe(1)
+    expect(code).toBe(3)
     const failing = rows.filter((r) => r.status === 'fail').map((r) => r.id)
     expect(failing).toEqual(expect.arrayContaining(['targets.memory.tools.create_entity', 'targets.memory.tools.add_observations.query.tool']))
   })
@@ -58,7 +58,8 @@ describe('a wrong mcp target: exit 3, naming the key', () => {
     const proxy = await interlock(['mcp-proxy'], { cwd })
     expect(proxy.code).toBe(3)
     expect(proxy.stderr).toContain('targets.memory.tools.create_entities.tier')
-    const { rows } = await checkRows(cwd)
+    const { code, rows } = await checkRows(cwd)
+    expect(code).toBe(3)
     expect(rows.filter((r) => r.status === 'fail').map((r) => r.detail).join('\n')).toContain('targets.memory.tools.create_entities.tier')
   })
 
@@ -67,7 +68,8 @@ describe('a wrong mcp target: exit 3, naming the key', () => {
     const proxy = await interlock(['mcp-proxy'], { cwd })
     expect(proxy.code).toBe(3)
     expect(proxy.stderr).toContain('targets.memory.command: required key is missing')
-    const { rows } = await checkRows(cwd)
+    const { code, rows } = await checkRows(cwd)
+    expect(code).toBe(3)
     expect(rows.filter((r) => r.status === 'fail').map((r) => r.detail).join('\n')).toContain('targets.memory.command')
   })
 

@@ -39,7 +39,7 @@ export interface CheckSummary {
 
 /** `interlock check --json` prints exactly this (documented in the README, "interlock check"). */
 export interface CheckReport {
-  /** False when any row failed; the exit code is then 1. */
+  /** False when any row failed; the exit code is then 1, or 3 for a mistake in interlock.toml (exit-code.ts). */
   ok: boolean
   /** The config file checked (absolute), or null when none was found. */
   config: string | null

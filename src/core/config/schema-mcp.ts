@@ -104,7 +104,7 @@ const tool = {
     dedupe: {
       enum: ['window', 'always', 'marked'],
       description:
-        'When the same call (same thread, tool and arguments) comes again after the first has COMMITTED: "window" (default): within `dedupe_window` it is a retry and gets the first\'s result, after it a new call; "always": always a retry; "marked": a new call unless the client marks it a retry (_meta "interlock/retry"). A call whose first is still in flight, held or ambiguous always joins it; one after a REJECTED or FAILED first is always a new call.',
+        'When the same call (same thread, tool and arguments) comes again after the first has COMMITTED: "window" (default): within `dedupe_window` it is a retry and gets the first\'s result, after it a new call; "always": always a retry; "marked": a new call unless the client marks it a retry (_meta "interlock/retry"). A call whose first is still in flight, held or ambiguous always joins it; one after a REJECTED or FAILED first is a new call (nothing was done) unless marked a retry, which gets the first\'s answer again.',
     },
     dedupe_window: {
       type: 'string',
