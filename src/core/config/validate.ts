@@ -4,7 +4,11 @@
  * fixes the file in one pass (STYLE habit 3: the message names the thing).
  */
 import { Ajv, type ErrorObject } from 'ajv'
+import { depthProblem } from './depth.js'
+import { tomlKeyPath } from './key-path.js'
 import { configSchema } from './schema.js'
+
+export { tomlKeyPath }
 
 let compiled: ReturnType<Ajv['compile']> | undefined
 
@@ -18,22 +22,24 @@ function validator(): ReturnType<Ajv['compile']> {
   return compiled
 }
 
-/** Problems found in `doc`, in file order as far as ajv reports it; empty when valid. */
+/**
+ * Problems found in `doc`, in file order as far as ajv reports it; empty when
+ * valid. A document nested deeper than any interlock.toml can be is one
+ * problem, found before anything walks it recursively.
+ */
 export function validateConfigDocument(doc: unknown): string[] {
+  const deep = depthProblem(doc)
+  if (deep) return [deep]
   const validate = validator()
   if (validate(doc)) return []
-  const problems: string[] = []
+  // A set: the same problem reached by two schema branches is said once, in linear time for 100,000 of them.
+  const problems = new Set<string>()
   for (const error of validate.errors ?? []) {
-    const problem = describe(error)
-    if (problem !== undefined && !problems.includes(problem)) problems.push(problem)
+    for (const problem of describe(error)) problems.add(problem)
   }
-  return problems
+  return [...problems]
 }
 
-/** A TOML dotted key: bare where TOML allows it, quoted otherwise. */
-export function tomlKeyPath(segments: readonly string[]): string {
-  return segments.map((s) => (/^[A-Za-z0-9_-]+$/.test(s) ? s : JSON.stringify(s))).join('.')
-}
 
 function segmentsOf(instancePath: string): string[] {
   if (instancePath === '') return []
@@ -62,22 +68,50 @@ function oneOf(values: readonly unknown[]): string {
   return `${shown.slice(0, -1).join(', ')} or ${shown[shown.length - 1]}`
 }
 
-function describe(error: ErrorObject): string | undefined {
+function describe(error: ErrorObject): string[] {
   const path = segmentsOf(error.instancePath)
   const params = error.params as Record<string, unknown>
   switch (error.keyword) {
     // `if` only says "must match then/else"; the branch's own errors carry the detail.
     case 'if':
     case 'propertyNames':
-      return undefined
-    case 'additionalProperties': {
-      const key = String(params.additionalProperty)
-      const allowed = Object.keys((error.parentSchema as { properties?: object })?.properties ?? {})
-      const guess = closest(key, allowed)
-      return at([...path, key], `unknown key${guess ? ` (did you mean "${guess}"?)` : ''}`)
+      return []
+    case 'additionalProperties':
+      return [unknownKey(path, String(params.additionalProperty), allowedKeys(error))]
+    case 'required': {
+      const missing = String(params.missingProperty)
+      return [at([...path, missing], requiredMessage(path, missing)), ...misspelt(path, missing, error)]
     }
-    case 'required':
-      return at([...path, String(params.missingProperty)], requiredMessage(path, String(params.missingProperty)))
+    default:
+      return [problemOf(error, path, params)]
+  }
+}
+
+function allowedKeys(error: ErrorObject): string[] {
+  return Object.keys((error.parentSchema as { properties?: object })?.properties ?? {})
+}
+
+function unknownKey(path: string[], key: string, allowed: string[]): string {
+  const guess = closest(key, allowed)
+  return at([...path, key], `unknown key${guess ? ` (did you mean "${guess}"?)` : ''}`)
+}
+
+/**
+ * A required key that is missing because it was misspelt (`typx` for `type`
+ * in a target, where the other keys depend on `type` and so are not yet
+ * checked as unknown): the misspelling is named by its own key path.
+ */
+function misspelt(path: string[], missing: string, error: ErrorObject): string[] {
+  const data = error.data
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return []
+  const allowed = allowedKeys(error)
+  return Object.keys(data)
+    .filter((key) => !allowed.includes(key) && closest(key, [missing]) === missing)
+    .map((key) => unknownKey(path, key, [missing]))
+}
+
+function problemOf(error: ErrorObject, path: string[], params: Record<string, unknown>): string {
+  switch (error.keyword) {
     case 'type':
       return at(path, `must be ${oneOf(String(params.type).split(',').map((t) => TOML_TYPE[t] ?? t)).replace(/"/g, '')}`)
     case 'enum':
