@@ -45,6 +45,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   static allowDefaultConfig = false
 
+  /**
+   * True for commands that only read the store or the config (outbox status,
+   * list, show, verify, export; config show): a target whose `${VAR}` is not
+   * set does not stop them, since they make no target.
+   */
+  static readsOnly = false
+
   protected flags!: CommandFlags<T>
   protected args!: CommandArgs<T>
 
@@ -73,6 +80,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         cwd: process.cwd(),
         env: process.env,
         allowMissing: (this.ctor as typeof BaseCommand).allowDefaultConfig,
+        deferTargetVariables: (this.ctor as typeof BaseCommand).readsOnly,
       })
     }
     return this.loadedConfig

@@ -4,6 +4,7 @@ import { DEFAULTS } from '../../core/config/defaults.js'
 import type { InterlockConfig, TargetConfig } from '../../core/config/types.js'
 
 export default class ConfigShow extends BaseCommand<typeof ConfigShow> {
+  static override readsOnly = true
   static override summary = 'Validate interlock.toml and show the configuration in effect.'
   static override description = `Loads the config file (--config, else $INTERLOCK_CONFIG, else ./interlock.toml), validates every key, expands \${VAR} references and applies defaults. Values that came from environment variables are shown as ***. With no config file, shows the embedded default (SQLite in the current folder, no targets).`
   static override examples = [
@@ -15,6 +16,8 @@ export default class ConfigShow extends BaseCommand<typeof ConfigShow> {
 
   async run(): Promise<InterlockConfig> {
     const config = await this.interlockConfig()
+    // Shown anyway (a read-only command makes no target), but said: a relay or `outbox submit` would refuse them.
+    for (const problem of config.unresolved ?? []) this.logToStderr(`Warning: ${problem}; the target cannot be used until it is.`)
 
     this.log(`Config: ${config.file ?? 'embedded default (no interlock.toml found)'}`)
     this.log()

@@ -8,12 +8,21 @@
  * `${` without its closing brace: left as it was, a credential such as
  * "Bearer ${TOKEN" would be sent as written.
  */
-import { tomlKeyPath } from './validate.js'
+import { tomlKeyPath } from './key-path.js'
 
 export interface Expanded {
   value: unknown
   secrets: string[]
+  /** Every problem, the unset variables' included. */
   problems: string[]
+  /** The problems that are a variable not set (or empty), by key path: left as written in `value`. */
+  unset: UnsetVariable[]
+}
+
+export interface UnsetVariable {
+  path: readonly string[]
+  name: string
+  problem: string
 }
 
 // The last branch is a `${` no brace closes: a typo, never a literal (that is `$${`).
@@ -23,6 +32,7 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 export function expandEnv(doc: unknown, env: Record<string, string | undefined>): Expanded {
   const secrets = new Set<string>()
   const problems: string[] = []
+  const unset: UnsetVariable[] = []
 
   const expandString = (text: string, path: string[]): string =>
     text.replace(REFERENCE, (match, name: string | undefined) => {
@@ -38,7 +48,9 @@ export function expandEnv(doc: unknown, env: Record<string, string | undefined>)
       }
       const value = env[name]
       if (value === undefined || value === '') {
-        problems.push(`${where}: environment variable ${name} is not set`)
+        const problem = `${where}: environment variable ${name} is not set`
+        problems.push(problem)
+        unset.push({ path, name, problem })
         return match
       }
       secrets.add(value)
@@ -55,7 +67,7 @@ export function expandEnv(doc: unknown, env: Record<string, string | undefined>)
   }
 
   const value = walk(doc, [])
-  return { value, secrets: [...secrets], problems }
+  return { value, secrets: [...secrets], problems, unset }
 }
 
 // smol-toml builds tables with a null prototype; dates are TomlDate objects and stay as they are.

@@ -16,6 +16,7 @@ import { dirname, relative, resolve } from 'node:path'
 import { parse, TomlError } from 'smol-toml'
 import { ConfigError } from '../errors.js'
 import { defaultConfig } from './defaults.js'
+import { depthProblem } from './depth.js'
 import { expandEnv } from './expand-env.js'
 import { normalizeGate, normalizeReconcile, normalizeRelay, normalizeStore, normalizeTarget } from './normalize.js'
 import { markOrigin } from './origin.js'
@@ -38,6 +39,13 @@ export interface LoadConfigOptions {
   env?: Record<string, string | undefined>
   /** With no file asked for and none in `cwd`, return defaultConfig(cwd) instead of failing. */
   allowMissing?: boolean
+  /**
+   * A target's `${VAR}` that is not set is left as written instead of failing
+   * the load, and refused only when that target is made (targets/registry.ts):
+   * for what only reads the store (`outbox status`, `config show`...), which
+   * has no business with a target's credentials.
+   */
+  deferTargetVariables?: boolean
 }
 
 export function loadConfig(options: LoadConfigOptions = {}): InterlockConfig {
@@ -55,27 +63,28 @@ export function loadConfig(options: LoadConfigOptions = {}): InterlockConfig {
       context: { file },
     })
   }
-  return parseConfig(text, { file, shown, env })
+  return parseConfig(text, { file, shown, env, deferTargetVariables: options.deferTargetVariables })
 }
 
 /** Parses and resolves config text as if read from `file` (which decides relative paths). */
 export function parseConfig(
   text: string,
-  options: { file: string; shown?: string; env?: Record<string, string | undefined> },
+  options: { file: string; shown?: string; env?: Record<string, string | undefined>; deferTargetVariables?: boolean },
 ): InterlockConfig {
   const file = resolve(options.file)
   const shown = options.shown ?? file
   const doc = parseToml(text, file, shown)
+  // Too deep to walk: that one problem, before anything walks it recursively.
+  const deep = depthProblem(doc)
+  if (deep) throw invalid(shown, file, [deep])
 
   const schemaProblems = validateConfigDocument(doc)
   const expanded = expandEnv(doc, options.env ?? process.env)
-  const problems = [...schemaProblems, ...expanded.problems]
-  if (problems.length > 0) {
-    throw new ConfigError(`${shown} is invalid: ${plural(problems.length, 'problem')}`, problems, {
-      hint: HINT_FIX,
-      context: { file },
-    })
-  }
+  // A target's unset variable is then the business of whatever builds that target (a relay, check, submit).
+  const deferred = options.deferTargetVariables ? expanded.unset.filter((u) => u.path[0] === 'targets' && u.path.length > 2) : []
+  const deferredProblems = new Set(deferred.map((u) => u.problem))
+  const problems = [...schemaProblems, ...expanded.problems.filter((p) => !deferredProblems.has(p))]
+  if (problems.length > 0) throw invalid(shown, file, problems)
 
   const dir = dirname(file)
   const raw = expanded.value as Record<string, Record<string, unknown> | undefined>
@@ -86,14 +95,13 @@ export function parseConfig(
   const { operators, problems: operatorProblems } = normalizeOperators(raw.operators)
   const { policy, problems: policyProblems } = normalizePolicy(raw.policy, operators.length)
   const crossProblems = [...operatorProblems, ...policyProblems]
-  if (crossProblems.length > 0) {
-    throw new ConfigError(`${shown} is invalid: ${plural(crossProblems.length, 'problem')}`, crossProblems, {
-      hint: HINT_FIX,
-      context: { file },
-    })
+  if (crossProblems.length > 0) throw invalid(shown, file, crossProblems)
+  const unresolvedOf = new Map<string, string[]>()
+  for (const u of deferred) unresolvedOf.set(u.path[1]!, [...(unresolvedOf.get(u.path[1]!) ?? []), u.problem])
+  for (const [name, settings] of Object.entries(targets)) {
+    const unresolved = unresolvedOf.get(name)
+    markOrigin(settings, { file, secrets: expanded.secrets, rules: policy.rules, ...(unresolved ? { unresolved } : {}) })
   }
-  const origin = { file, secrets: expanded.secrets, rules: policy.rules }
-  for (const settings of Object.values(targets)) markOrigin(settings, origin)
   return {
     file,
     store: normalizeStore(raw.store, dir),
@@ -104,7 +112,12 @@ export function parseConfig(
     reconcile: normalizeReconcile(raw.reconcile),
     relay: normalizeRelay(raw.relay, dir),
     secrets: expanded.secrets,
+    ...(deferred.length > 0 ? { unresolved: deferred.map((u) => u.problem) } : {}),
   }
+}
+
+function invalid(shown: string, file: string, problems: string[]): ConfigError {
+  return new ConfigError(`${shown} is invalid: ${plural(problems.length, 'problem')}`, problems, { hint: HINT_FIX, context: { file } })
 }
 
 /** undefined when the file does not exist and was not asked for. */

@@ -20,6 +20,8 @@ export interface ConfigOrigin {
   secrets: readonly string[]
   /** The file's [[policy.rules]]. */
   rules: readonly PolicyRuleConfig[]
+  /** This target's `${VAR}` references that are not set: it cannot be made until they are (config/load.ts). */
+  unresolved?: readonly string[]
 }
 
 const origins = new WeakMap<object, ConfigOrigin>()

@@ -261,6 +261,12 @@ export interface InterlockConfig {
   relay?: RelayConfig
   /** Resolved values of `${ENV}` references: never printed, never journaled. */
   secrets: string[]
+  /**
+   * Targets' `${VAR}` references whose variable is not set (or empty), one
+   * problem each, naming its key path. Left as written: a command that only
+   * reads the store runs without them; building such a target is refused.
+   */
+  unresolved?: string[]
 }
 
 /** An operator trusted to sign releases, denials and resolutions. */

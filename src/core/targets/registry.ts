@@ -10,7 +10,7 @@
  */
 import { originOf } from '../config/origin.js'
 import type { TargetConfig } from '../config/types.js'
-import { InputError } from '../errors.js'
+import { ConfigError, InputError } from '../errors.js'
 import { GithubTarget } from './github/github-target.js'
 import { HttpTarget, type HttpTargetOptions } from './http/http-target.js'
 import { PostgresRowTarget } from './postgres-row/postgres-row-target.js'
@@ -34,6 +34,7 @@ export interface TargetOptions {
 export const TARGET_TYPES = ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3', 'mcp'] as const
 
 export function createTarget(name: string, config: TargetConfig, given: TargetOptions = {}): EffectTarget {
+  assertResolved({ [name]: config })
   // Settings read from interlock.toml bring their file's secrets along: a caller cannot forget them.
   const origin = originOf(config)
   const secrets = [...new Set([...(origin?.secrets ?? []), ...(given.secrets ?? [])])]
@@ -79,6 +80,7 @@ export function createTarget(name: string, config: TargetConfig, given: TargetOp
 
 /** All targets, by name; if one is refused, those already made are closed before the error is thrown. */
 export function createTargets(configs: Record<string, TargetConfig>, opts: TargetOptions = {}): Map<string, EffectTarget> {
+  assertResolved(configs)
   const targets = new Map<string, EffectTarget>()
   try {
     for (const [name, config] of Object.entries(configs)) targets.set(name, createTarget(name, config, opts))
@@ -87,4 +89,25 @@ export function createTargets(configs: Record<string, TargetConfig>, opts: Targe
     throw e
   }
   return targets
+}
+
+/**
+ * A target whose `${VAR}` is not set is not made (config/load.ts leaves it
+ * as written so that commands reading only the store run without it): one
+ * error naming every such reference, before any target is made.
+ */
+function assertResolved(configs: Record<string, TargetConfig>): void {
+  const problems: string[] = []
+  const names: string[] = []
+  for (const [name, config] of Object.entries(configs)) {
+    const unresolved = originOf(config)?.unresolved ?? []
+    if (unresolved.length > 0) names.push(name)
+    problems.push(...unresolved)
+  }
+  if (problems.length === 0) return
+  const variables = [...new Set(problems.map((p) => /environment variable (\S+) is not set/.exec(p)?.[1]).filter(Boolean))]
+  throw new ConfigError(`${names.length === 1 ? `target ${names[0]} needs` : `targets ${names.join(', ')} need`} environment variables that are not set`, problems, {
+    hint: `Export ${variables.join(', ')} where this command runs. Commands that only read the store (outbox status, list, show, verify, export; config show) run without them.`,
+    context: { targets: names, variables },
+  })
 }
