@@ -16,6 +16,7 @@ import { redact, redactValue } from '../core/config/redact.js'
 import type { InterlockConfig } from '../core/config/types.js'
 import { InterlockError } from '../core/errors.js'
 import { openInterlock, type Interlock } from '../core/interlock.js'
+import { drained } from './drain.js'
 import { describeFailure, failureEnvelope, formatFailure } from './error-output.js'
 import { type Cell, renderTable } from './table.js'
 
@@ -125,7 +126,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
     // this.exit(n) is a request, not a failure.
-    if (error instanceof Errors.ExitError) throw error
+    if (error instanceof Errors.ExitError) {
+      await drained(process.stdout, process.stderr)
+      throw error
+    }
 
     const failure = describeFailure(error, this.id)
     const secrets = this.secrets()
@@ -141,6 +145,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }
 
     process.exitCode = failure.exitCode
+    // oclif ends a failed command with process.exit, which drops output a pipe has not taken yet.
+    await drained(process.stdout, process.stderr)
     const exit = Object.assign(error instanceof Error ? error : new Error(String(error)), {
       exitCode: failure.exitCode,
       oclif: { exit: failure.exitCode },

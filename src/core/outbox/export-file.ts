@@ -32,19 +32,30 @@ export async function projectionOf(store: Store): Promise<Projection> {
   return p
 }
 
-export async function exportJournal(store: Store, path: string, now: Date): Promise<{ path: string; records: number; effects: number }> {
+export interface ExportSummary {
+  records: number
+  effects: number
+}
+
+/** Writes the export to a new file (never one that exists). */
+export async function exportJournal(store: Store, path: string, now: Date): Promise<{ path: string } & ExportSummary> {
+  const content = await exportContent(store, now)
+  const { records } = await writeExport(path, 'export', content)
+  return { path, records, effects: content.projection.size }
+}
+
+/** Writes the export to a stream the caller owns and ends (stdout: `outbox export --out -`). */
+export async function exportJournalTo(store: Store, out: NodeJS.WritableStream, now: Date): Promise<ExportSummary> {
+  const content = await exportContent(store, now)
+  const records = await writeLines(out, content, () => {})
+  return { records, effects: content.projection.size }
+}
+
+async function exportContent(store: Store, now: Date): Promise<ExportContent> {
   // The projection first: records appended meanwhile then show as extra, never as missing.
   const projection = await projectionOf(store)
   const checkpoints = (await store.checkpoints()).map((c) => c.document)
-  const { records } = await writeExport(path, 'export', {
-    store: store.kind,
-    now,
-    checkpoints,
-    records: store.records(),
-    keep: (r) => projection.has(r.effectId),
-    projection,
-  })
-  return { path, records, effects: projection.size }
+  return { store: store.kind, now, checkpoints, records: store.records(), keep: (r) => projection.has(r.effectId), projection }
 }
 
 export interface ExportContent {
@@ -63,20 +74,9 @@ export async function writeExport(path: string, what: 'export' | 'archive', c: E
   const fd = openNewFile(path, what, what === 'export' ? 'E_EXPORT_FILE' : 'E_ARCHIVE_FILE')
   const out = createWriteStream('', { fd, autoClose: false })
   const digest = createHash('sha256')
-  const write = async (line: string) => {
-    digest.update(`${line}\n`)
-    if (!out.write(`${line}\n`)) await once(out, 'drain')
-  }
-  let records = 0
+  let records: number
   try {
-    await write(jsonLine({ format: EXPORT_FORMAT, exportedAt: c.now.toISOString(), store: c.store }))
-    if (c.checkpoints.length > 0) await write(jsonLine({ checkpoints: c.checkpoints }))
-    for await (const r of c.records) {
-      if (!c.keep(r)) continue
-      await write(jsonLine(r))
-      records++
-    }
-    await write(jsonLine({ end: { records, effects: Object.fromEntries(c.projection) } }))
+    records = await writeLines(out, c, (line) => digest.update(line))
   } finally {
     out.end()
     await once(out, 'finish')
@@ -87,6 +87,24 @@ export async function writeExport(path: string, what: 'export' | 'archive', c: E
     }
   }
   return { records, sha256: digest.digest('hex') }
+}
+
+/** The export's lines, waiting on the stream when it is full; returns the records written. */
+async function writeLines(out: NodeJS.WritableStream, c: ExportContent, seen: (line: string) => void): Promise<number> {
+  const write = async (line: string) => {
+    seen(`${line}\n`)
+    if (!out.write(`${line}\n`)) await once(out, 'drain')
+  }
+  let records = 0
+  await write(jsonLine({ format: EXPORT_FORMAT, exportedAt: c.now.toISOString(), store: c.store }))
+  if (c.checkpoints.length > 0) await write(jsonLine({ checkpoints: c.checkpoints }))
+  for await (const r of c.records) {
+    if (!c.keep(r)) continue
+    await write(jsonLine(r))
+    records++
+  }
+  await write(jsonLine({ end: { records, effects: Object.fromEntries(c.projection) } }))
+  return records
 }
 
 export interface ExportReader {
