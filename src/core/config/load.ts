@@ -74,7 +74,7 @@ export function parseConfig(
   const file = resolve(options.file)
   const shown = options.shown ?? file
   const doc = parseToml(text, file, shown)
-  // Too deep to walk: that one problem, before anything walks it recursively.
+  // Too deep or too long to walk: that one problem, before anything walks it recursively.
   const deep = depthProblem(doc)
   if (deep) throw invalid(shown, file, [deep])
 
