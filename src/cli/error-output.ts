@@ -57,9 +57,18 @@ export function describeFailure(error: unknown, commandId?: string): Failure {
   }
 }
 
+/**
+ * Problems a person is shown; the rest are counted. A generated file with
+ * thousands of problems printed 200 KB, and the hint scrolled out of sight;
+ * the first ones are what to fix first anyway. `--json` keeps them all.
+ */
+export const SHOWN_PROBLEMS = 50
+
 export function formatFailure(failure: Failure, debug: boolean): string {
   const lines = [`Error (${failure.code}): ${failure.message}`]
-  for (const problem of failure.problems ?? []) lines.push(`  - ${problem.split('\n').join('\n    ')}`)
+  const problems = failure.problems ?? []
+  for (const problem of problems.slice(0, SHOWN_PROBLEMS)) lines.push(`  - ${problem.split('\n').join('\n    ')}`)
+  if (problems.length > SHOWN_PROBLEMS) lines.push(`  … and ${problems.length - SHOWN_PROBLEMS} more (${problems.length} in all; --json lists every one)`)
   if (failure.hint) lines.push(`Try this: ${failure.hint}`)
   if (debug && failure.stack) lines.push('', failure.stack)
   return lines.join('\n')
