@@ -25,8 +25,19 @@ export const storeCheck: CheckModule = {
   family: 'store',
   async run(ctx: CheckContext): Promise<CheckRow[]> {
     const { store } = ctx.config
-    const unset = ctx.unset.get('store.url')
-    if (unset) return [fail('store.reachable', REACHABLE, `store.url: environment variable ${unset} is not set`, `Export ${unset} (the connection string of the Interlock database).`)]
+    // Any [store] key (url, path, schema) naming an unset variable: the journal it means is unknown, so nothing is opened.
+    const unset = [...ctx.unset].filter(([path]) => path.startsWith('store.'))
+    if (unset.length > 0) {
+      const what = store.kind === 'sqlite' ? 'the path of the SQLite journal' : 'the connection string or schema of the Interlock database'
+      return [
+        fail(
+          'store.reachable',
+          REACHABLE,
+          unset.map(([path, name]) => `${path}: environment variable ${name} is not set`).join('; '),
+          `Export ${unset.map(([, name]) => name).join(', ')} (${what}).`,
+        ),
+      ]
+    }
     try {
       return await withTimeout(ctx.timeoutMs, () => (store.kind === 'sqlite' ? checkSqlite(store) : checkPostgres(store, ctx.timeoutMs)))
     } catch (e) {
