@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
-import { STATES, type State } from '../../core/lifecycle.js'
-import { listEffects, parseTime, type ListPage } from '../../core/outbox/list.js'
+import { STATES } from '../../core/lifecycle.js'
+import { listEffects, parseStates, parseTime, type ListPage } from '../../core/outbox/list.js'
 
 export default class OutboxList extends BaseCommand<typeof OutboxList> {
   static override readsOnly = true
@@ -15,7 +15,7 @@ Exit codes: 0 listed (even when nothing matched); 2 bad filter; 3 config invalid
     '<%= config.bin %> <%= command.id %> --thread agent-7 --json',
   ]
   static override flags = {
-    state: Flags.string({ multiple: true, options: [...STATES], description: 'Only effects in this state (repeatable).' }),
+    state: Flags.string({ multiple: true, helpValue: '<state>', description: `Only effects in this state, in any case (repeatable): ${STATES.join(', ')}.` }),
     target: Flags.string({ description: 'Only effects on this target.' }),
     thread: Flags.string({ description: 'Only effects of this thread (agent run).' }),
     since: Flags.string({ helpValue: '<time>', description: 'Only effects created at or after this ISO-8601 time.' }),
@@ -26,13 +26,14 @@ Exit codes: 0 listed (even when nothing matched); 2 bad filter; 3 config invalid
 
   async run(): Promise<ListPage> {
     const f = this.flags
+    const states = f.state === undefined ? undefined : parseStates(f.state)
     const since = f.since === undefined ? undefined : parseTime(f.since, '--since')
     const until = f.until === undefined ? undefined : parseTime(f.until, '--until')
     const interlock = await this.openInterlock()
     const store = interlock.store
     let page: ListPage
     try {
-      page = await listEffects(store, { states: f.state as State[] | undefined, target: f.target, thread: f.thread, since, until, limit: f.limit, page: f.page })
+      page = await listEffects(store, { states, target: f.target, thread: f.thread, since, until, limit: f.limit, page: f.page })
     } finally {
       await interlock.close()
     }

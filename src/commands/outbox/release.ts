@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
+import { resolveEffectId } from '../../core/outbox/effect-ref.js'
 import { effectLines } from '../../cli/effect-view.js'
 import { confirm, keyFlags, operatorKey } from '../../cli/operator-key.js'
 import { systemClock } from '../../core/clock.js'
@@ -17,7 +18,7 @@ Exit codes: 0 signed; 1 you answered no; 2 bad usage (no key, no terminal and no
     'INTERLOCK_OPERATOR_KEY=~/.interlock/alice.key <%= config.bin %> <%= command.id %> 3f9a…c2 --yes --json',
     '<%= config.bin %> <%= command.id %> 3f9a…c2 --deny --reason "duplicate of ticket 4411" --key alice.operator.key',
   ]
-  static override args = { id: Args.string({ required: true, description: 'Effect id (64 hex characters).' }) }
+  static override args = { id: Args.string({ required: true, description: 'Effect id (64 hex characters), or a unique prefix of at least 4.' }) }
   static override flags = {
     ...keyFlags,
     yes: Flags.boolean({ char: 'y', description: 'Sign without asking (scripts, no terminal).' }),
@@ -30,7 +31,8 @@ Exit codes: 0 signed; 1 you answered no; 2 bad usage (no key, no terminal and no
     const interlock = await this.openInterlock()
     const store = interlock.store
     try {
-      const details = await effectDetails(store, this.args.id)
+      const id = await resolveEffectId(store, this.args.id)
+      const details = await effectDetails(store, id)
       if (!this.jsonEnabled()) for (const line of effectLines(details)) this.log(line)
       const act = this.flags.deny ? 'Deny' : 'Release'
       if (!(await confirm(`${act} this effect as operator ${key.name}?`, this.flags.yes))) {
@@ -39,11 +41,11 @@ Exit codes: 0 signed; 1 you answered no; 2 bad usage (no key, no terminal and no
       const ctx = { store, operators: interlock.operators, policy: interlock.policy, key, clock: systemClock }
       if (this.flags.deny) {
         // Scrubbed before it is signed: the journal keeps no secret, and the signature covers what it keeps.
-        const denied = await denyEffect(ctx, this.args.id, interlock.scrub(this.flags.reason ?? 'denied by an operator'))
+        const denied = await denyEffect(ctx, id, interlock.scrub(this.flags.reason ?? 'denied by an operator'))
         this.log(`Denied: effect ${denied.effectId} is REJECTED (signed by ${denied.operator}).`)
         return denied
       }
-      const r = await releaseEffect(ctx, this.args.id)
+      const r = await releaseEffect(ctx, id)
       this.log(
         r.state === 'AUTHORIZED'
           ? `Released: quorum met (${r.quorum.signers.join(', ')}); effect ${r.effectId} is AUTHORIZED and goes on to dispatch.`

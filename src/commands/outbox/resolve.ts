@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
+import { resolveEffectId } from '../../core/outbox/effect-ref.js'
 import { effectLines } from '../../cli/effect-view.js'
 import { confirm, keyFlags, operatorKey } from '../../cli/operator-key.js'
 import { systemClock } from '../../core/clock.js'
@@ -19,7 +20,7 @@ Exit codes: 0 resolved; 1 you answered no, or the redispatch failed; 2 bad usage
     '<%= config.bin %> <%= command.id %> 3f9a…c2 --not-applied --yes --json',
     '<%= config.bin %> <%= command.id %> 3f9a…c2 --redispatch --key alice.operator.key',
   ]
-  static override args = { id: Args.string({ required: true, description: 'Effect id (64 hex characters).' }) }
+  static override args = { id: Args.string({ required: true, description: 'Effect id (64 hex characters), or a unique prefix of at least 4.' }) }
   static override flags = {
     ...keyFlags,
     applied: Flags.boolean({ description: 'It happened: → COMMITTED.', exclusive: ['not-applied', 'redispatch'] }),
@@ -35,14 +36,15 @@ Exit codes: 0 resolved; 1 you answered no, or the redispatch failed; 2 bad usage
     const interlock = await this.openInterlock()
     const store = interlock.store
     try {
-      const details = await effectDetails(store, this.args.id)
+      const id = await resolveEffectId(store, this.args.id)
+      const details = await effectDetails(store, id)
       if (!this.jsonEnabled()) for (const line of effectLines(details)) this.log(line)
       const question = how === 'applied' ? 'Record that it happened' : how === 'not-applied' ? 'Record that it did not happen' : 'Send it again now'
       if (!(await confirm(`${question}, signed as operator ${key.name}?`, this.flags.yes))) {
         throw new InterlockError('E_DECLINED', ExitCode.FAILURE, 'not signed: you answered no', { hint: 'Nothing was journaled.' })
       }
       const ctx = { store, operators: interlock.operators, policy: interlock.policy, key, clock: systemClock }
-      const r = await resolveEffect(ctx, this.args.id, how)
+      const r = await resolveEffect(ctx, id, how)
       this.log(`Resolved: effect ${r.effectId} is ${r.state} (signed by ${r.operator}).`)
       if (how !== 'redispatch') return r
       // Sent from this process, so what it journals next is signed with the operator's key.

@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
+import { resolveEffectId } from '../../core/outbox/effect-ref.js'
 import { effectLines } from '../../cli/effect-view.js'
 import { effectDetails, type EffectDetails } from '../../core/outbox/show.js'
 
@@ -8,16 +9,16 @@ export default class OutboxShow extends BaseCommand<typeof OutboxShow> {
   static override summary = 'Show one effect and its whole history.'
   static override description = `The effect (target, action, args, premises, amount, the rule that held it, its digest), every signed statement about it, and every journal record, oldest first, each checked against its hash on the way.
 
-Exit codes: 0 shown; 5 its records fail their hash check; 7 no such effect.`
+Exit codes: 0 shown; 2 not an effect id (64 hex characters, or a unique prefix of at least 4), or a prefix several effects share; 5 its records fail their hash check; 7 no such effect.`
   static override examples = ['<%= config.bin %> <%= command.id %> 3f9a…c2', '<%= config.bin %> <%= command.id %> 3f9a…c2 --json']
-  static override args = { id: Args.string({ required: true, description: 'Effect id (64 hex characters).' }) }
+  static override args = { id: Args.string({ required: true, description: 'Effect id (64 hex characters), or a unique prefix of at least 4.' }) }
 
   async run(): Promise<EffectDetails> {
     const interlock = await this.openInterlock()
     const store = interlock.store
     let d: EffectDetails
     try {
-      d = await effectDetails(store, this.args.id)
+      d = await effectDetails(store, await resolveEffectId(store, this.args.id))
     } finally {
       await interlock.close()
     }

@@ -6,7 +6,7 @@
  */
 import type { EffectSnapshot } from '../effect.js'
 import { UsageError } from '../errors.js'
-import type { State } from '../lifecycle.js'
+import { STATES, type State } from '../lifecycle.js'
 import type { Store } from '../stores/store.js'
 
 export interface ListQuery {
@@ -40,6 +40,15 @@ export interface ListPage {
   limit: number
   /** Whether page + 1 has effects. */
   more: boolean
+}
+
+/** `--state held` is `--state HELD`: states are matched in any case, and an unknown one is a usage error naming them all. */
+export function parseStates(texts: readonly string[]): State[] {
+  return texts.map((text) => {
+    const state = STATES.find((s) => s === text.trim().toUpperCase())
+    if (!state) throw new UsageError(`--state ${JSON.stringify(text)} is not a state`, { hint: `Use one of ${STATES.join(', ')} (in any case).` })
+    return state
+  })
 }
 
 export function parseTime(text: string, flag: string): string {

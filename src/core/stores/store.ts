@@ -142,6 +142,8 @@ export interface ListFilter {
   limit?: number
   /** Skip this many matching effects first (paging, with `limit`). */
   offset?: number
+  /** Only effects whose id starts with these lowercase hex characters (a prefix typed by an operator). */
+  idPrefix?: string
 }
 
 /** A checkpoint as prune stored it: the signed document (outbox/checkpoint-file.ts), which verify judges. */

@@ -192,6 +192,11 @@ export class PostgresStore implements Store {
       values.push(filter.thread)
       where.push(this.sql.inThread(values.length))
     }
+    if (filter.idPrefix !== undefined) {
+      // A range on the primary key ("g" follows every hex digit in C and in linguistic collations): the index answers it.
+      values.push(filter.idPrefix, `${filter.idPrefix}g`)
+      where.push(`id >= $${values.length - 1} AND id < $${values.length}`)
+    }
     if (filter.since !== undefined) {
       values.push(filter.since)
       where.push(`created_at >= $${values.length}::timestamptz`)

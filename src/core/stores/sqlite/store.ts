@@ -162,6 +162,11 @@ export class SqliteStore implements Store {
       where.push('id IN (SELECT effect_id FROM journal_records WHERE journal = ?)')
       params.push(filter.thread)
     }
+    if (filter.idPrefix !== undefined) {
+      // A range on the primary key ("g" follows every hex digit): the index answers it.
+      where.push('id >= ? AND id < ?')
+      params.push(filter.idPrefix, `${filter.idPrefix}g`)
+    }
     // created_at is ISO-8601 UTC text from the clock: text order is time order.
     if (filter.since !== undefined) {
       where.push('created_at >= ?')
