@@ -12,7 +12,8 @@ export type SubmitOutcome =
   /** `via`: 'query' when a tier-2 target reported it had already happened (recovery). */
   | { status: 'committed'; effectId: string; receipt: Receipt; via: 'apply' | 'query' }
   | { status: 'rejected'; effectId: string; violations: string[] }
-  | { status: 'held'; effectId: string; rule: string }
+  /** `reason`: why the rule holds it, e.g. an amount that is not a number (held to be safe). */
+  | { status: 'held'; effectId: string; rule: string; reason?: string }
   /** `answer`: what the service said with its refusal, when the target kept it (an MCP tool's error result). */
   | { status: 'failed'; effectId: string; reason: string; answer?: JsonObject }
   | { status: 'ambiguous'; effectId: string; reason: string }
@@ -40,7 +41,7 @@ export function outcomeOf(s: EffectSnapshot): SubmitOutcome {
     case 'AMBIGUOUS':
       return { status: 'ambiguous', effectId, reason: String(d.reason ?? 'outcome unknown') }
     case 'HELD':
-      return { status: 'held', effectId, rule: String(d.rule ?? 'policy') }
+      return typeof d.reason === 'string' ? { status: 'held', effectId, rule: String(d.rule ?? 'policy'), reason: d.reason } : { status: 'held', effectId, rule: String(d.rule ?? 'policy') }
     default:
       if (isReturned(s)) return returnedOutcome(effectId, String(d.returned), typeof d.notBefore === 'string' ? d.notBefore : undefined)
       return { status: 'in_flight', effectId, state: s.state }

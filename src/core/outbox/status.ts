@@ -83,8 +83,14 @@ async function waiting(store: Store, state: State): Promise<WaitingEffect[]> {
       action: s.effect.action,
       thread: s.effect.thread,
       since: s.updatedAt,
-      why: String(state === 'HELD' ? (s.detail.rule ?? '') : (s.detail.reason ?? '')),
+      why: state === 'HELD' ? heldWhy(s.detail) : String(s.detail.reason ?? ''),
     }))
+}
+
+// The rule and why it holds (a fail-safe hold says what it could not read): the rule's name alone hid that.
+function heldWhy(detail: EffectSnapshot['detail']): string {
+  const rule = `rule "${String(detail.rule ?? 'policy')}"`
+  return typeof detail.reason === 'string' ? `${rule}: ${detail.reason}` : rule
 }
 
 /**

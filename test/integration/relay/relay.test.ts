@@ -89,7 +89,7 @@ describe.each(stores)('relay on %s', (_name, config) => {
     const policy = new RulesPolicy([{ name: 'big', target: 't1', when: [{ arg: 'i', atMost: '0' }], quorum: 1, releaseTtlMs: 60_000 }])
     const r = relay(store, [t], { policy })
     await r.start()
-    expect(await held.result()).toEqual({ status: 'held', effectId: held.effectId, rule: 'big' })
+    expect(await held.result()).toEqual({ status: 'held', effectId: held.effectId, rule: 'big', reason: 'args.i 0 is at most 0' })
     expect(await stale.result()).toMatchObject({ status: 'rejected', violations: ['balance changed'] })
     expect(t.calls.size).toBe(0)
     await r.stop()
