@@ -47,11 +47,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   static allowDefaultConfig = false
 
   /**
-   * True for commands that only read the store or the config (outbox status,
-   * list, show, verify, export; config show): a target whose `${VAR}` is not
-   * set does not stop them, since they make no target.
+   * False for commands that make no target (outbox status, list, show,
+   * verify, export; config show) or only the one they name (outbox submit):
+   * a target whose `${VAR}` is not set then stops only what makes it.
    */
-  static readsOnly = false
+  static needsAllTargets = true
 
   protected flags!: CommandFlags<T>
   protected args!: CommandArgs<T>
@@ -81,7 +81,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         cwd: process.cwd(),
         env: process.env,
         allowMissing: (this.ctor as typeof BaseCommand).allowDefaultConfig,
-        deferTargetVariables: (this.ctor as typeof BaseCommand).readsOnly,
+        deferTargetVariables: !(this.ctor as typeof BaseCommand).needsAllTargets,
       })
     }
     return this.loadedConfig

@@ -4,7 +4,7 @@ import { DEFAULTS } from '../../core/config/defaults.js'
 import type { InterlockConfig, TargetConfig } from '../../core/config/types.js'
 
 export default class ConfigShow extends BaseCommand<typeof ConfigShow> {
-  static override readsOnly = true
+  static override needsAllTargets = false
   static override summary = 'Validate interlock.toml and show the configuration in effect.'
   static override description = `Loads the config file (--config, else $INTERLOCK_CONFIG, else ./interlock.toml), validates every key, expands \${VAR} references and applies defaults. Values that came from environment variables are shown as ***. With no config file, shows the embedded default (SQLite in the current folder, no targets).`
   static override examples = [

@@ -6,7 +6,7 @@ import { UsageError } from '../../core/errors.js'
 import { exportJournal, exportJournalTo } from '../../core/outbox/export-file.js'
 
 export default class OutboxExport extends BaseCommand<typeof OutboxExport> {
-  static override readsOnly = true
+  static override needsAllTargets = false
   static override summary = 'Write every journal to a file that `outbox verify --file` checks offline.'
   static override description = `JSON Lines: a header, every journal record exactly as stored (hash-chained, signatures included), and an end line with where every effect's records end, so a file cut short is detected. Never overwrites a file. \`--out -\` writes to stdout instead (the summary then goes to stderr), complete whatever its size, e.g. to compress or ship it.
 

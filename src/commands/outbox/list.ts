@@ -4,7 +4,7 @@ import { STATES } from '../../core/lifecycle.js'
 import { listEffects, parseStates, parseTime, type ListPage } from '../../core/outbox/list.js'
 
 export default class OutboxList extends BaseCommand<typeof OutboxList> {
-  static override readsOnly = true
+  static override needsAllTargets = false
   static override summary = 'List effects, filtered by state, target, thread and time, newest first.'
   static override description = `One row per effect: id, state, target, action, thread, created. Filters combine; --state may be repeated. Pages of --limit effects; --page picks one (the footer says whether another follows).
 

@@ -5,7 +5,7 @@ import { effectLines } from '../../cli/effect-view.js'
 import { effectDetails, type EffectDetails } from '../../core/outbox/show.js'
 
 export default class OutboxShow extends BaseCommand<typeof OutboxShow> {
-  static override readsOnly = true
+  static override needsAllTargets = false
   static override summary = 'Show one effect and its whole history.'
   static override description = `The effect (target, action, args, premises, amount, the rule that held it, its digest), every signed statement about it, and every journal record, oldest first, each checked against its hash on the way.
 

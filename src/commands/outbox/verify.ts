@@ -9,7 +9,7 @@ import { RulesPolicy } from '../../core/policy/rules.js'
 import { openStore } from '../../core/stores/open.js'
 
 export default class OutboxVerify extends BaseCommand<typeof OutboxVerify> {
-  static override readsOnly = true
+  static override needsAllTargets = false
   static override summary = 'Check every journal: hash chains, lifecycle, effect ids, policy, and every signature.'
   static override description = `Recomputes every journal's hash chain, follows every effect through the lifecycle, recomputes every effect's id from the thread, target, action, args and key its proposal journaled, flags an effect authorized straight from PROPOSED that a rule of the policy in force holds (or held under another rule than the one that holds it), checks every operator release, denial and resolution against the keys in [[operators]] (and that every authorization from HELD carried its rule's quorum of releases, unexpired when the last of them was journaled), every relay receipt, and the signature of every record a relay or gate wrote. Names the first bad record and lists every problem; a record that cannot be read back (its data no longer parses) is one, named by journal and record. Works offline, on the store or on a file made by \`interlock outbox export\`.
 

@@ -38,6 +38,8 @@ export interface OutboxHandle {
   effectId: string
   /** Where the effect stood when submit returned. */
   state: State
+  /** False when the effect was already journaled (the same decision submitted again): nothing was appended. */
+  created: boolean
   /** Waits until the effect settles, becomes AMBIGUOUS, or is HELD for operators. */
   result(): Promise<SubmitOutcome>
 }
@@ -69,7 +71,7 @@ export class Outbox {
       { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, tier), effect, tier },
     ])
     const state: State = proposed!.ok ? 'PROPOSED' : (proposed!.current?.state ?? 'PROPOSED')
-    return { effectId: effect.id, state, result: () => this.result(effect.id) }
+    return { effectId: effect.id, state, created: proposed!.ok, result: () => this.result(effect.id) }
   }
 
   /** The outcome of any journaled effect, once it settles (see OutboxHandle.result). */
