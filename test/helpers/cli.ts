@@ -19,19 +19,21 @@ export function assertCliBuilt(): void {
   if (buildError) throw new Error(`the CLI did not build:\n${buildError}`)
 }
 
-export function interlock(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<Run> {
+export function interlock(args: string[], options: { cwd: string; env?: Record<string, string>; stdin?: string }): Promise<Run> {
   const bin = join(inject('cliRoot'), 'bin', 'run.js')
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
       cwd: options.cwd,
       // A clean environment: no INTERLOCK_* from the developer's shell, no colours.
       env: { PATH: process.env.PATH ?? '', HOME: options.cwd, NO_COLOR: '1', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     })
+    if (options.stdin !== undefined) child.stdin!.end(options.stdin)
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    // Decoded as a stream: a character split across two chunks of a large output stays whole.
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d))
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
