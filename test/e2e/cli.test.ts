@@ -193,10 +193,15 @@ describe('errors and exit codes', () => {
     expect(run.stdout + run.stderr).not.toContain('    at ')
   })
 
-  it('a missing secret exits 3 naming the key and the variable, not a value', async () => {
-    const run = await interlock(['config', 'show'], { cwd: folder(GOOD) })
+  it('a missing secret exits 3 naming the key and the variable where the target is made; config show only warns', async () => {
+    const cwd = folder(GOOD)
+    const run = await interlock(['outbox', 'submit', '--target', 'payments', '--action', 'refund'], { cwd })
     expect(run.code).toBe(3)
     expect(run.stderr).toContain('targets.payments.headers.Authorization: environment variable PAYMENTS_TOKEN is not set')
+    // Reading the config makes no target: shown, with the unset variable said on stderr.
+    const shown = await interlock(['config', 'show'], { cwd })
+    expect(shown.code).toBe(0)
+    expect(shown.stderr).toContain('targets.payments.headers.Authorization: environment variable PAYMENTS_TOKEN is not set')
   })
 
   it('a --config file that does not exist exits 3', async () => {
