@@ -177,7 +177,7 @@ describe('a fail-safe hold says why', () => {
 
 describe('check', () => {
   it('fails an unset or empty ${VAR} in store.path', async () => {
-    for (const env of [{}, { JOURNAL_DIR: '' }]) {
+    for (const env of [{}, { JOURNAL_DIR: '' }] as Record<string, string>[]) {
       const cwd = folder('[store]\npath = "${JOURNAL_DIR}/journal.db"\n')
       const run = await interlock(['check', '--json'], { cwd, env })
       expect(run.code).toBe(1)

@@ -104,6 +104,14 @@ describe('PostgreSQL', () => {
     })
   }
 
+  it('an effect id prefix (outbox show 3f9a0c): a range of the primary key, no scan of effects', async () => {
+    const statements = await sent(() => store.list({ idPrefix: '3f9a0c', limit: 11 }))
+    expect(statements).toHaveLength(1)
+    const steps = await plan(statements[0]!.text, statements[0]!.values)
+    expect(steps.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Relation Name'])).toEqual([])
+    expect(steps.some((n) => n['Relation Name'] === 'effects' && /Index/.test(n['Node Type']) && n['Index Name'] === 'effects_pkey')).toBe(true)
+  })
+
   it('outbox status: the counts read the state index alone, never the table', async () => {
     const statements = await sent(() => store.countByState())
     expect(statements).toHaveLength(1)
