@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertCliBuilt, interlock } from '../helpers/cli.js'
 import { directClient, everythingOverHttp, httpClient, memoryLedger, memoryToml, proxyClient, proxyOverHttp, q, resultMeta, resultText, SERVERS, stdioServer } from '../helpers/mcp.js'
@@ -26,6 +26,14 @@ function scratch(toml: (dir: string) => string): string {
   dirs.push(dir)
   writeFileSync(join(dir, 'interlock.toml'), toml(dir))
   return dir
+}
+
+async function until(ok: () => boolean, ms: number, why: string): Promise<void> {
+  const end = Date.now() + ms
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(why)
+    await new Promise((r) => setTimeout(r, 50))
+  }
 }
 
 const CAPS = { sampling: {}, elicitation: {}, roots: { listChanged: true } }
@@ -116,6 +124,36 @@ describe('in front of server-everything over stdio', () => {
       const list = await interlock(['outbox', 'list', '--json'], { cwd })
       const effects = (JSON.parse(list.stdout) as { effects: { action: string; state: string }[] }).effects
       expect(effects.map((e) => `${e.action} ${e.state}`).sort()).toEqual(['toggle-simulated-logging COMMITTED', 'trigger-elicitation-request COMMITTED', 'trigger-sampling-request COMMITTED'])
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('passes resource subscriptions and list_changed notifications through, both ways', async () => {
+    const cwd = scratch(() => `[store]\npath = "journal.db"\n[targets.everything]\ntype = "mcp"\n${stdioServer(SERVERS.everything, ['stdio'])}`)
+    const updated: string[] = []
+    let listChanged = 0
+    const proxy = await proxyClient({
+      cwd,
+      capabilities: CAPS,
+      prepare: (c) => {
+        c.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => void updated.push(n.params.uri))
+        c.setNotificationHandler(ResourceListChangedNotificationSchema, async () => void listChanged++)
+      },
+    })
+    try {
+      const uri = (await proxy.client.listResources()).resources[0]!.uri
+      await proxy.client.subscribeResource({ uri })
+      // The server sends an update for every URI this session subscribed to, at once and then every 5 s.
+      await proxy.client.callTool({ name: 'toggle-subscriber-updates', arguments: {} })
+      await until(() => updated.includes(uri), 10_000, 'no notifications/resources/updated reached the client')
+      await proxy.client.unsubscribeResource({ uri })
+      const before = (await proxy.client.listResources()).resources.length
+      // A tool that registers a resource for the session: the server says its resource list changed.
+      const gz = await proxy.client.callTool({ name: 'gzip-file-as-resource', arguments: { name: 'hello.txt.gz', data: 'data:text/plain;base64,aGVsbG8=' } })
+      expect(gz.isError ?? false, resultText(gz)).toBe(false)
+      await until(() => listChanged > 0, 10_000, 'no notifications/resources/list_changed reached the client')
+      expect((await proxy.client.listResources()).resources.length).toBe(before + 1)
     } finally {
       await proxy.close()
     }
