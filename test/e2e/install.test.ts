@@ -97,7 +97,7 @@ describe('interlock install (PostgreSQL)', () => {
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     expect(run.stdout).toContain('Store: PostgreSQL schema "ops"')
-    expect(run.stdout).toContain('Applied: 0001_init.sql')
+    expect(run.stdout).toContain('Applied: 0001_baseline.sql')
     expect(run.stdout).not.toContain(password)
     const again = await interlock(['install', '--dry-run', '--json'], { cwd, env })
     expect(JSON.parse(again.stdout)).toMatchObject({ dryRun: true, pending: [], applied: [] })

@@ -34,7 +34,8 @@ describe.each([
       let status = await outboxStatus(store, new Date())
       expect(status.counts).toMatchObject({ HELD: 1, COMMITTED: 4, AMBIGUOUS: 1, DISPATCHED: 1 })
       expect(status.total).toBe(7)
-      expect(status.held).toMatchObject([{ effectId: held.effectId, why: 'large', thread: 'a' }])
+      // The rule and why it holds this effect (a fail-safe hold names what it could not read).
+      expect(status.held).toMatchObject([{ effectId: held.effectId, why: 'rule "large": args.amount 900.00 is above 500.00', thread: 'a' }])
       expect(status.ambiguous).toMatchObject([{ effectId: ambiguous.effectId, target: 'mail' }])
       expect(status.oldestInFlight).toMatchObject({ effectId: inFlight.effectId, state: 'DISPATCHED' })
       expect(status.relays).toEqual([])
