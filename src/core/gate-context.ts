@@ -66,14 +66,15 @@ export async function transition(
   data: JsonObject,
 ): Promise<{ moved: true; snap: EffectSnapshot } | { moved: false; current: EffectSnapshot }> {
   // `after`: the record this one follows, which a signing writer's signature binds (stores/signing-store.ts).
-  const [result] = await ctx.store.append([{ effectId: snap.effect.id, from: snap.state, to, data, after: snap.seq }])
+  const [result] = await ctx.store.append([{ effectId: snap.effect.id, from: snap.state, to, data, after: snap.detail }])
   if (!result!.ok) {
     if (!result!.current) throw new ConflictError(`effect ${snap.effect.id} vanished from the journal while it was ${snap.state}`)
     return { moved: false, current: result!.current }
   }
   await crashPoint(stateCrashPoint(to, snap.state), snap.effect.id)
   const r = result!.record
-  return { moved: true, snap: { ...snap, state: to, seq: r.seq, detail: data, updatedAt: r.at } }
+  // The detail is the record as journaled (signed, scrubbed): what the next record follows.
+  return { moved: true, snap: { ...snap, state: to, seq: r.seq, detail: r.data, updatedAt: r.at } }
 }
 
 /** The PROPOSED record's data: the whole effect and its target's tier, under the hash chain. */

@@ -128,6 +128,94 @@ export function storeContract(name: string, makeHarness: () => Promise<StoreHarn
       })
     })
 
+    describe('chained requests: several states of one effect in one commit', () => {
+      const chain = (e: ReturnType<typeof effect>, steps: [State, State][], tier: 1 | 2 | 3 = 1) =>
+        steps.map(([from, to], i) => ({ ...move(e, from, to, { step: to }), ...(i > 0 ? { chained: true } : {}) }))
+      const proposeChain = (e: ReturnType<typeof effect>, last: 'DISPATCHED' | 'REJECTED' = 'DISPATCHED') => [
+        propose(e, 1),
+        { ...move(e, 'PROPOSED', 'AUTHORIZED'), chained: true },
+        { ...move(e, 'AUTHORIZED', last, last === 'REJECTED' ? { violations: ['moved'] } : {}), chained: true },
+      ]
+
+      it('PROPOSED, AUTHORIZED, DISPATCHED in one call: three records, consecutive and hash-chained, one transaction time', async () => {
+        const e = effect('t1', 1)
+        const [p, a, d] = (await store.append(proposeChain(e))).map(ok)
+        expect([p!.seq, a!.seq, d!.seq]).toEqual([1, 2, 3])
+        expect([p!.state, a!.state, d!.state]).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED'])
+        expect(a!.prevHash).toBe(p!.hash)
+        expect(d!.prevHash).toBe(a!.hash)
+        expect(new Set([p!.at, a!.at, d!.at]).size).toBe(1)
+        expect(await store.get(e.id)).toMatchObject({ state: 'DISPATCHED', seq: 3, tier: 1, createdAt: p!.at })
+        expect(await store.history(e.id)).toEqual([p, a, d])
+        const c = ok((await store.append([move(e, 'DISPATCHED', 'COMMITTED', { receipt: { ok: true } })]))[0])
+        expect(c.seq).toBe(4)
+        const v = new ChainVerifier()
+        for (const r of await allRecords(store)) v.check(r)
+      })
+
+      it('a chain whose first request loses writes nothing, although its later steps would have matched', async () => {
+        const e = effect('t1', 1)
+        await drive(store, e, 'PROPOSED')
+        // The effect is PROPOSED already: the proposal loses, and so must AUTHORIZED → DISPATCHED after it.
+        const results = await store.append(proposeChain(e))
+        const current = await store.get(e.id)
+        expect(current?.state).toBe('PROPOSED')
+        expect(results).toEqual([0, 1, 2].map(() => ({ ok: false, current })))
+        expect(await store.history(e.id)).toHaveLength(1)
+      })
+
+      it('a chain of moves from a stale state writes nothing, even where the effect stands at a later step of it', async () => {
+        const e = effect('t1', 1)
+        // Authorized by someone else meanwhile: the writer believed PROPOSED.
+        await drive(store, e, 'AUTHORIZED')
+        const results = await store.append(chain(e, [['PROPOSED', 'AUTHORIZED'], ['AUTHORIZED', 'DISPATCHED']]))
+        expect(results.map((r) => r.ok)).toEqual([false, false])
+        expect(results[1]).toMatchObject({ ok: false, current: { state: 'AUTHORIZED', seq: 2 } })
+        expect((await store.get(e.id))?.state).toBe('AUTHORIZED')
+        expect(await store.history(e.id)).toHaveLength(2)
+      })
+
+      it("other requests of the call (another caller's, as group commit joins them) are untouched by a chain that loses", async () => {
+        const [x, y, z, w] = [effect('t1', 1), effect('t1', 2), effect('t1', 3), effect('t2', 4)]
+        await drive(store, y, 'PROPOSED')
+        await drive(store, w, 'AUTHORIZED')
+        const results = await store.append([propose(x), ...proposeChain(y), ...proposeChain(z, 'REJECTED'), move(w, 'AUTHORIZED', 'DISPATCHED')])
+        expect(results.map((r) => r.ok)).toEqual([true, false, false, false, true, true, true, true])
+        expect((await store.get(x.id))?.state).toBe('PROPOSED')
+        expect((await store.get(y.id))?.state).toBe('PROPOSED')
+        expect((await store.get(z.id))?.state).toBe('REJECTED')
+        expect((await store.get(w.id))?.state).toBe('DISPATCHED')
+        const t1 = (await allRecords(store)).filter((r) => r.journal === 't1')
+        expect(t1.map((r) => [r.seq, r.state])).toEqual([
+          [1, 'PROPOSED'],
+          [2, 'PROPOSED'],
+          [3, 'PROPOSED'],
+          [4, 'AUTHORIZED'],
+          [5, 'REJECTED'],
+        ])
+        expect(t1.slice(2).map((r) => r.effectId)).toEqual([z.id, z.id, z.id])
+      })
+
+      it('concurrent calls, chains among them: each chain is whole or absent, every journal verifies', async () => {
+        const effects = Array.from({ length: 12 }, (_, i) => effect(`t${i % 3}`, i))
+        // Half are proposed first, so their chains lose; the calls all go at once (group commit joins them).
+        for (const e of effects.filter((_, i) => i % 2 === 0)) await drive(store, e, 'PROPOSED')
+        const results = await Promise.all(effects.map((e) => store.append(proposeChain(e))))
+        for (const [i, r] of results.entries()) expect(r.map((x) => x.ok)).toEqual(i % 2 === 0 ? [false, false, false] : [true, true, true])
+        for (const [i, e] of effects.entries()) expect(await store.history(e.id)).toHaveLength(i % 2 === 0 ? 1 : 3)
+        const v = new ChainVerifier()
+        for (const r of await allRecords(store)) v.check(r)
+      })
+
+      it('a chained request that does not continue the one before it is refused before anything is written', async () => {
+        const [e, other] = [effect('t1', 1), effect('t1', 2)]
+        await expect(store.append([propose(e), { ...move(other, 'PROPOSED', 'AUTHORIZED'), chained: true }])).rejects.toBeInstanceOf(InputError)
+        await expect(store.append([propose(e), { ...move(e, 'AUTHORIZED', 'DISPATCHED'), chained: true }])).rejects.toThrow(/does not continue/)
+        await expect(store.append([{ ...propose(e), chained: true }])).rejects.toThrow(/does not continue/)
+        expect(await store.get(e.id)).toBeUndefined()
+      })
+    })
+
     describe('the lifecycle is enforced', () => {
       it('an illegal transition rejects the whole call, naming both states; nothing is written', async () => {
         const [e, other] = [effect('t1', 1), effect('t1', 2)]

@@ -7,10 +7,14 @@
  * table can recompute it.
  *
  * The signature binds the effect, the transition, the effect's own record it
- * follows (`after`) and a digest of the rest of the record's data. It cannot
- * bind the record's seq or previous hash: those are assigned by the store
- * inside the append, after the writer signed. Operators' acts (releases,
- * denials, resolutions) carry the operator's own signed statement instead.
+ * follows (`follows`, followsOf) and a digest of the rest of the record's
+ * data. It cannot bind the record's seq or previous hash: those are assigned
+ * by the store inside the append, after the writer signed, and one append may
+ * write several records of one effect (a chain). Naming the record followed
+ * by its own signature chains an effect's signed records to each other: each
+ * signature covers the one before it, back to the proposal. Operators' acts
+ * (releases, denials, resolutions) carry the operator's own signed statement
+ * instead.
  *
  * Signing is node:crypto's native Ed25519 (native-ed25519.ts): one canonical
  * serialisation, one SHA-256 and one signature per record.
@@ -33,11 +37,24 @@ export function recordDataDigest(data: JsonObject): string {
   return sha256Hex(canonicalJson(rest))
 }
 
+/**
+ * What a record signature following `data`'s record names it by: that
+ * record's own signature when it carries one (unique: it covers the record it
+ * follows in turn), else the digest of its data (an operator's act, an outbox
+ * agent's proposal, each unique to its effect).
+ */
+export function followsOf(data: JsonObject): string {
+  const sig = data[RECORD_SIGNATURE] as { signature?: unknown } | undefined
+  if (sig && typeof sig === 'object' && typeof sig.signature === 'string') return sig.signature
+  return sha256Hex(canonicalJson(data))
+}
+
 /** Signs the records a writer journals: returns the data to journal, signature included. */
 export interface RecordSigner {
   readonly signer: string
   readonly role: SignerRole
-  sign(effectId: string, from: State | null, to: State, after: number, data: JsonObject): JsonObject
+  /** @param follows followsOf(the data of the effect's record this one follows); null for a proposal */
+  sign(effectId: string, from: State | null, to: State, follows: string | null, data: JsonObject): JsonObject
 }
 
 export interface RecordSignerOptions {
@@ -55,8 +72,8 @@ export function recordSigner(opts: RecordSignerOptions): RecordSigner {
   return {
     signer,
     role: opts.role,
-    sign(effectId, from, to, after, data) {
-      const statement: RecordStatement = { kind: 'record', effectId, from, to, after, dataDigest: recordDataDigest(data), signer, role: opts.role, at: now().toISOString() }
+    sign(effectId, from, to, follows, data) {
+      const statement: RecordStatement = { kind: 'record', effectId, from, to, follows, dataDigest: recordDataDigest(data), signer, role: opts.role, at: now().toISOString() }
       return { ...data, [RECORD_SIGNATURE]: { statement: statement as unknown as JsonObject, signature: sign(statementBytes(statement)), publicKey: opts.key.publicKey } }
     },
   }
@@ -78,7 +95,9 @@ export function recordSignatureOf(data: JsonObject): RecordSignature | 'malforme
   if (!s || typeof s !== 'object' || typeof s.signature !== 'string' || !s.statement || typeof s.statement !== 'object') return 'malformed'
   const st = s.statement
   const strings = ['effectId', 'to', 'dataDigest', 'signer', 'role', 'at'] as const
-  if (st.kind !== 'record' || strings.some((f) => typeof st[f] !== 'string') || typeof st.after !== 'number' || (st.from !== null && typeof st.from !== 'string')) return 'malformed'
+  // Either binding, never both: `follows` (this version) or `after` (a seq, earlier versions).
+  const follows = st.follows === undefined ? typeof st.after === 'number' : st.after === undefined && (st.follows === null || typeof st.follows === 'string')
+  if (st.kind !== 'record' || strings.some((f) => typeof st[f] !== 'string') || !follows || (st.from !== null && typeof st.from !== 'string')) return 'malformed'
   if (st.role !== 'relay' && st.role !== 'operator') return 'malformed'
   return s as unknown as RecordSignature
 }

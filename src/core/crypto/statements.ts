@@ -78,11 +78,18 @@ export interface RecordStatement {
   from: State | null
   to: State
   /**
-   * The seq of the effect's own record this one follows in its journal (0 for
-   * a proposal): binds the signature to its place, so a signed record copied
-   * elsewhere in the journal no longer verifies.
+   * The effect's own record this one follows (record-signature.ts followsOf:
+   * that record's own signature, or the digest of its data when it carries
+   * none; null for a proposal): binds the signature to its place, so a signed
+   * record moved to follow another record of the effect, or copied elsewhere,
+   * no longer verifies. It names the record by what it holds, not by its seq,
+   * because several records of one effect may be written in one commit
+   * (Store.append's chains) and the store numbers them inside the append,
+   * after they were signed.
    */
-  after: number
+  follows?: string | null
+  /** Written by earlier versions instead of `follows`: the seq of the record followed (0 for a proposal). */
+  after?: number
   /** sha256hex of canonicalJson(the record's data without its recordSignature). */
   dataDigest: string
   signer: string

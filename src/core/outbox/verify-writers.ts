@@ -31,9 +31,9 @@
  */
 import type { JsonObject } from '../canonical-json.js'
 import { nativeVerifier } from '../crypto/native-ed25519.js'
-import { recordDataDigest, recordSignatureOf, type RecordSignature } from '../crypto/record-signature.js'
+import { followsOf, recordDataDigest, recordSignatureOf, type RecordSignature } from '../crypto/record-signature.js'
 import { statementBytes } from '../crypto/sign.js'
-import type { State } from '../lifecycle.js'
+import { isTerminal, type State } from '../lifecycle.js'
 import type { JournalRecord } from '../stores/store.js'
 import type { TrustedAnchor } from './anchor-file.js'
 import type { TrustedKey } from './verify.js'
@@ -56,6 +56,12 @@ export interface WriterCounts {
 export interface WriterTrack {
   /** Seqs of the effect's records in its current state (a record signature may follow any of them). */
   runSeqs: number[]
+  /**
+   * Their data, for what a record signature names them by (followsOf, worked
+   * out only when a signature asks); not kept once the effect is settled,
+   * when no record can follow.
+   */
+  runData: JsonObject[]
   /** Its records nothing covers (reported when every record has been read, one problem per effect). */
   unsigned?: number[]
   journal: string
@@ -108,8 +114,14 @@ export class WriterCheck {
       if (this.keys.relays.length === 0) this.counts.unchecked++
       else if (!this.anchorCovers(r)) (t.unsigned ??= []).push(r.seq)
     }
-    if (from === r.state) t.runSeqs.push(r.seq)
-    else t.runSeqs = [r.seq]
+    const data = isTerminal(r.state) ? [] : [r.data as JsonObject]
+    if (from === r.state) {
+      t.runSeqs.push(r.seq)
+      t.runData.push(...data)
+    } else {
+      t.runSeqs = [r.seq]
+      t.runData = data
+    }
   }
 
   /** After the last record: what the anchor and the effects' unsigned records come to. */
@@ -146,14 +158,23 @@ export class WriterCheck {
 
   private signature(r: JournalRecord, from: State | null, t: WriterTrack, sig: RecordSignature): void {
     const st = sig.statement
-    const follows = from === null ? st.after === 0 : t.runSeqs.includes(st.after)
+    // `follows` names the record followed by its content; `after` (earlier versions) by its seq.
+    const follows =
+      st.follows !== undefined
+        ? from === null
+          ? st.follows === null
+          : st.follows !== null && t.runData.some((d) => followsOf(d) === st.follows)
+        : from === null
+          ? st.after === 0
+          : t.runSeqs.includes(st.after!)
+    const followed = st.follows !== undefined ? 'another record of the effect' : `record ${st.after}`
     const mismatch =
       st.effectId !== r.effectId
         ? `was signed for effect ${st.effectId}`
         : st.from !== from || st.to !== r.state
           ? `was signed for ${st.from ?? '(none)'} → ${st.to}, but the record moves the effect ${from ?? '(none)'} → ${r.state}`
           : !follows
-            ? `was signed to follow record ${st.after}, but the record follows record ${t.runSeqs.at(-1) ?? 0}: it was moved or replayed`
+            ? `was signed to follow ${followed}, but the record follows record ${t.runSeqs.at(-1) ?? 0}: it was moved or replayed`
             : st.dataDigest !== recordDataDigest(r.data as JsonObject)
               ? 'does not match the record\'s data: the data was altered after it was signed'
               : undefined

@@ -193,7 +193,7 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
     if (!canTransition(from, r.state)) {
       problem(r, `${where(r)} moves effect ${r.effectId} from ${from ?? '(none)'} to ${r.state}, which the lifecycle forbids`)
     }
-    const track: EffectTrack = prev ?? { state: r.state, seq: r.seq, journal: r.journal, runSeqs: [] }
+    const track: EffectTrack = prev ?? { state: r.state, seq: r.seq, journal: r.journal, runSeqs: [], runData: [] }
     if (r.state === 'PROPOSED') proposed(r, track, problem)
     // The policy's decision, judged again by the policy in force: it needs no writer's signature to be believed.
     const decided = from === 'PROPOSED' && (r.state === 'AUTHORIZED' || r.state === 'HELD') && policyDecision(r, track, keys.policy, problem)

@@ -16,10 +16,10 @@ export function relaySigner(relay: string, key: KeyPair, now: () => Date): Recor
   return {
     signer: records.signer,
     role: records.role,
-    sign(effectId, from, to, after, data) {
+    sign(effectId, from, to, follows, data) {
       const withReceipt =
         to === 'COMMITTED' ? { ...data, relaySignature: receipts.sign(effectId, (data.receipt ?? {}) as JsonObject, now().toISOString()) } : data
-      return records.sign(effectId, from, to, after, withReceipt)
+      return records.sign(effectId, from, to, follows, withReceipt)
     },
   }
 }

@@ -46,8 +46,14 @@ export interface AppendPlan {
  * `from → to`, or a proposal without its effect and tier.
  */
 export function validateAppendRequests(requests: readonly AppendRequest[]): void {
-  for (const r of requests) {
+  for (const [i, r] of requests.entries()) {
     assertTransition(r.from, r.to, r.effectId)
+    if (r.chained) {
+      const before = requests[i - 1]
+      if (!before || before.effectId !== r.effectId || before.to !== r.from) {
+        throw new InputError(`a chained append of ${r.from} → ${r.to} for effect ${r.effectId} does not continue the request before it`)
+      }
+    }
     if (r.from === null) {
       if (!r.effect || r.tier === undefined) {
         throw new InputError(`proposing effect ${r.effectId} needs its effect and tier`)
@@ -126,6 +132,12 @@ export function planAppend(
   }
 
   for (const req of requests) {
+    const before = results.at(-1)
+    // A chain is all or nothing: a request chained to one that lost loses with it.
+    if (req.chained && before && !before.ok) {
+      results.push({ ok: false, current: before.current && structuredClone(before.current) })
+      continue
+    }
     const snap = lookup(req.effectId)
     const state = snap ? snap.state : null
     // Compare-and-set: the writer's belief must be the truth; a proposal must find nothing.

@@ -42,10 +42,22 @@ export interface AppendRequest {
   effect?: Effect
   tier?: Tier
   /**
-   * The seq of the effect's last record as the writer read it: what a record
-   * signature binds (stores/signing-store.ts). Stores do not read it.
+   * The data of the effect's last record as the writer read it (its
+   * snapshot's detail): what a record signature binds the new record to
+   * (stores/signing-store.ts). Not needed for a chained request, whose
+   * predecessor is the request before it. Stores do not read it.
    */
-  after?: number
+  after?: JsonObject
+  /**
+   * Applied only together with the request just before it in the same call:
+   * the next state of the same effect, `from` the state that request writes.
+   * A chain (a request and those chained to it) is all or nothing: when its
+   * first request loses (compare-and-set, fencing), every request chained to
+   * it loses too, with the same `current`, and nothing of it is written. So
+   * states between which nothing leaves the process (PROPOSED, AUTHORIZED,
+   * DISPATCHED) are one durable commit, each still its own record.
+   */
+  chained?: boolean
   /**
    * A relay's fencing: the write happens only if the effect's lease is still
    * exactly this one (same relay, same token), checked inside the append's
@@ -189,10 +201,12 @@ export interface Store {
    * the caller must assume nothing was written and must not dispatch.
    *
    * Requests are applied in order, so a later request sees the earlier ones
-   * (PROPOSED then AUTHORIZED of one effect in one call is fine).
+   * (PROPOSED then AUTHORIZED of one effect in one call is fine); a request
+   * `chained` to the one before it is written only if that one is.
    *
    * A request whose `from → to` is not in the lifecycle table (or a proposal
-   * without `effect`/`tier`) is a caller's bug, not a race: the whole call
+   * without `effect`/`tier`, or a chained request that does not continue the
+   * request before it) is a caller's bug, not a race: the whole call
    * throws IllegalTransitionError (InputError for a missing effect) before
    * anything is written. Since compare-and-set requires the current state to
    * be `from`, checking `from → to` up front is the same as checking the
