@@ -1,9 +1,14 @@
 /**
  * The normal path, step by step, from wherever an effect stands:
  * PROPOSED → (HELD | AUTHORIZED) → premises re-checked → DISPATCHED → apply → COMMITTED.
- * Submit starts it at PROPOSED; recovery resumes it from the state it finds.
- * Each step is made durable before the next begins; nothing reaches a target
- * before DISPATCHED is durable.
+ * Submit starts it with a new effect (propose.ts); recovery and relays resume
+ * it from the state they find. Each durable commit is made before the next
+ * step begins; nothing reaches a target before DISPATCHED is durable.
+ *
+ * Nothing leaves the process between AUTHORIZED and DISPATCHED, so an effect
+ * no rule holds takes both in one commit (each its own record), made after
+ * its premises are checked: AUTHORIZED then DISPATCHED, or AUTHORIZED then
+ * REJECTED when a premise no longer holds (docs/design.md, "Durability").
  *
  * A returned effect (DISPATCHED → AUTHORIZED, returned.ts) is not sent before
  * its notBefore, whoever picks it up; when it goes, it goes from AUTHORIZED,
@@ -11,9 +16,10 @@
  * spend in place (none, for a target that must start over) is carried on at
  * once, once: a target that returns it again waits for the next pass.
  */
+import { crashPoint } from './crash-points.js'
 import { dispatchOnce } from './dispatch.js'
 import type { EffectSnapshot } from './effect.js'
-import { transition, targetOf, type GateContext } from './gate-context.js'
+import { transition, transitions, targetOf, type GateContext, type Moved, type Step } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
 import { notBeforeOf } from './returned.js'
 
@@ -29,44 +35,49 @@ export async function advance(ctx: GateContext, start: EffectSnapshot, opts: Adv
   let snap = start
   let returns = 0
   for (;;) {
+    let t: Moved
     switch (snap.state) {
       case 'PROPOSED': {
         const hold = ctx.policy.evaluate(snap.effect, snap.tier)
-        const t = hold
-          ? await transition(ctx, snap, 'HELD', hold.reason === undefined ? { rule: hold.rule } : { rule: hold.rule, reason: hold.reason })
-          : await transition(ctx, snap, 'AUTHORIZED', {})
-        if (!t.moved) return outcomeOf(t.current)
-        snap = t.snap
-        continue
+        if (hold) {
+          const held = await transition(ctx, snap, 'HELD', hold.reason === undefined ? { rule: hold.rule } : { rule: hold.rule, reason: hold.reason })
+          return outcomeOf(held.moved ? held.snap : held.current)
+        }
+        t = await checkedCommit(ctx, snap, [{ to: 'AUTHORIZED', data: {} }], (steps) => transitions(ctx, snap, steps))
+        break
       }
       case 'AUTHORIZED': {
         // A return's wait, unless this pass just spent it (mayGoAgain).
         const notBefore = notBeforeOf(snap)
         if (returns === 0 && notBefore !== undefined && notBefore > (ctx.now ?? Date.now)()) return outcomeOf(snap)
-        // Premises are checked here, as late as possible before DISPATCHED.
-        const violations = await targetOf(ctx, snap.effect.target).validatePremises(snap.effect)
-        const t =
-          violations.length > 0
-            ? await transition(ctx, snap, 'REJECTED', { violations })
-            : await transition(ctx, snap, 'DISPATCHED', {})
-        if (!t.moved) return outcomeOf(t.current)
-        if (t.snap.state !== 'DISPATCHED') return outcomeOf(t.snap)
-        const sent = await dispatchOnce(ctx, t.snap, { recovering: false })
-        if (!sent.returned || !(await mayGoAgain(ctx, sent.returned, returns++))) return sent.outcome
-        snap = sent.returned
-        continue
+        t = await checkedCommit(ctx, snap, [], (steps) => transitions(ctx, snap, steps))
+        break
       }
-      case 'DISPATCHED': {
-        const sent = await dispatchOnce(ctx, snap, { recovering: opts.recovering })
-        if (!sent.returned || !(await mayGoAgain(ctx, sent.returned, returns++))) return sent.outcome
-        snap = sent.returned
-        continue
-      }
+      case 'DISPATCHED':
+        t = { moved: true, snap }
+        break
       default:
         // HELD waits for a release; terminal and AMBIGUOUS states wait for nobody.
         return outcomeOf(snap)
     }
+    if (!t.moved) return outcomeOf(t.current)
+    if (t.snap.state !== 'DISPATCHED') return outcomeOf(t.snap)
+    // Found DISPATCHED: it may have landed, if this is recovery. Made DISPATCHED here: it has not.
+    const sent = await dispatchOnce(ctx, t.snap, { recovering: snap.state === 'DISPATCHED' && opts.recovering })
+    if (!sent.returned || !(await mayGoAgain(ctx, sent.returned, returns++))) return sent.outcome
+    snap = sent.returned
   }
+}
+
+/**
+ * Checks the effect's premises, as late as possible before DISPATCHED, then
+ * makes `lead` and DISPATCHED (or REJECTED, naming the premises that no
+ * longer hold) durable in one commit.
+ */
+export async function checkedCommit<T>(ctx: GateContext, snap: Pick<EffectSnapshot, 'effect'>, lead: Step[], commit: (steps: Step[]) => Promise<T>): Promise<T> {
+  const violations = await targetOf(ctx, snap.effect.target).validatePremises(snap.effect)
+  await crashPoint('after-premises', snap.effect.id)
+  return commit([...lead, violations.length > 0 ? { to: 'REJECTED', data: { violations } } : { to: 'DISPATCHED', data: {} }])
 }
 
 /** A return this pass may carry on from: within the per-pass bound, and no longer a wait than the gate spends in place (spent here). */
@@ -77,4 +88,3 @@ async function mayGoAgain(ctx: GateContext, returned: EffectSnapshot, returnsSoF
   if (waitMs > 0) await ctx.sleep(waitMs)
   return true
 }
-

@@ -12,11 +12,20 @@
  * what a power cut or an OOM kill leaves behind.
  */
 export const CRASH_POINTS = [
+  /** PROPOSED alone is durable: an effect a rule holds (HELD next), or an outbox agent's proposal. */
   'after-proposed',
+  /**
+   * Premises checked, the commit that makes the effect DISPATCHED (or
+   * REJECTED) not yet made: for a new effect nothing is journaled and nothing
+   * sent; the same submit later names the same effect.
+   */
+  'after-premises',
   'after-held',
   /** An operator's release is durable (HELD → HELD), the AUTHORIZED it may complete not yet written: recovery finishes it. */
   'after-release',
+  /** AUTHORIZED alone is durable: a held effect released, never on the path of one no rule holds (AUTHORIZED and DISPATCHED are one commit). */
   'after-authorized',
+  /** DISPATCHED is durable, nothing sent yet; on a new effect's path, PROPOSED and AUTHORIZED became durable in the same commit. */
   'after-dispatched',
   /** apply() returned, COMMITTED not yet written: the window tier 2 queries and tier 3 cannot close. */
   'after-apply',
@@ -66,7 +75,11 @@ export function resetCrashPoints(): void {
   armed = undefined
 }
 
-/** The point passed once a transition is durable: named after the new state, except a return (DISPATCHED → AUTHORIZED). */
+/**
+ * The point passed once a transition is durable: named after the new state,
+ * except a return (DISPATCHED → AUTHORIZED). A commit of several records
+ * passes only the point of its last.
+ */
 export function stateCrashPoint(state: string, from?: string | null): CrashPoint {
   if (from === 'DISPATCHED' && state === 'AUTHORIZED') return 'after-returned'
   return `after-${state.toLowerCase()}` as CrashPoint

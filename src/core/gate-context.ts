@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError } from './errors.js'
 import { crashPoint, stateCrashPoint } from './crash-points.js'
 import type { State } from './lifecycle.js'
 import type { Policy } from './policy.js'
-import type { Store } from './stores/store.js'
+import type { AppendRequest, Store } from './stores/store.js'
 import type { EffectTarget } from './targets/target.js'
 
 export interface RetryOptions {
@@ -55,26 +55,47 @@ export function targetOf(ctx: GateContext, name: string): EffectTarget {
   return t
 }
 
+/** One state change: the state entered and the record's data. */
+export interface Step {
+  to: State
+  data: JsonObject
+}
+
+export type Moved = { moved: true; snap: EffectSnapshot } | { moved: false; current: EffectSnapshot }
+
 /**
  * Makes one state change durable, then passes its crash point. Returns the new
  * snapshot, or the current one when another writer moved the effect first.
  */
-export async function transition(
-  ctx: GateContext,
-  snap: EffectSnapshot,
-  to: State,
-  data: JsonObject,
-): Promise<{ moved: true; snap: EffectSnapshot } | { moved: false; current: EffectSnapshot }> {
-  // `after`: the record this one follows, which a signing writer's signature binds (stores/signing-store.ts).
-  const [result] = await ctx.store.append([{ effectId: snap.effect.id, from: snap.state, to, data, after: snap.detail }])
-  if (!result!.ok) {
-    if (!result!.current) throw new ConflictError(`effect ${snap.effect.id} vanished from the journal while it was ${snap.state}`)
-    return { moved: false, current: result!.current }
+export function transition(ctx: GateContext, snap: EffectSnapshot, to: State, data: JsonObject): Promise<Moved> {
+  return transitions(ctx, snap, [{ to, data }])
+}
+
+/**
+ * Makes several state changes of one effect durable as one commit (a chain:
+ * Store.append), each its own record, then passes the crash point of the
+ * last: between records of one commit there is no boundary to crash at.
+ * All or nothing: when another writer moved the effect first, none is made.
+ */
+export async function transitions(ctx: GateContext, snap: EffectSnapshot, steps: readonly Step[]): Promise<Moved> {
+  // `after`: the record the first one follows, which a signing writer's signature binds (stores/signing-store.ts).
+  const first: AppendRequest = { effectId: snap.effect.id, from: snap.state, to: steps[0]!.to, data: steps[0]!.data, after: snap.detail }
+  const results = await ctx.store.append(chain(first, steps.slice(1)))
+  const last = results.at(-1)!
+  if (!last.ok) {
+    if (!last.current) throw new ConflictError(`effect ${snap.effect.id} vanished from the journal while it was ${snap.state}`)
+    return { moved: false, current: last.current }
   }
-  await crashPoint(stateCrashPoint(to, snap.state), snap.effect.id)
-  const r = result!.record
+  await crashPoint(stateCrashPoint(last.record.state, results.length > 1 ? steps.at(-2)!.to : snap.state), snap.effect.id)
   // The detail is the record as journaled (signed, scrubbed): what the next record follows.
-  return { moved: true, snap: { ...snap, state: to, seq: r.seq, detail: r.data, updatedAt: r.at } }
+  return { moved: true, snap: { ...snap, state: last.record.state, seq: last.record.seq, detail: last.record.data, updatedAt: last.record.at } }
+}
+
+/** `first`, then each step chained to the one before it (Store.append: all or nothing). */
+export function chain(first: AppendRequest, steps: readonly Step[]): AppendRequest[] {
+  const requests = [first]
+  for (const s of steps) requests.push({ effectId: first.effectId, from: requests.at(-1)!.to, to: s.to, data: s.data, chained: true })
+  return requests
 }
 
 /** The PROPOSED record's data: the whole effect and its target's tier, under the hash chain. */

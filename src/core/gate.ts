@@ -3,17 +3,16 @@
  * durably, re-checks its premises, dispatches it by its target's tier and
  * records the outcome; `recover` finishes what a crash interrupted.
  */
-import { advance } from './advance.js'
 import { recordSigner } from './crypto/record-signature.js'
 import type { KeyPair } from './crypto/keys.js'
 import { toEffect, type Effect, type EffectInput, type JsonObject, type Premises, type Tier } from './effect.js'
 import { InputError } from './errors.js'
-import { proposal, targetOf, type GateContext, type RetryOptions } from './gate-context.js'
-import { outcomeOf, type SubmitOutcome } from './outcome.js'
+import { targetOf, type GateContext, type RetryOptions } from './gate-context.js'
+import type { SubmitOutcome } from './outcome.js'
+import { proposeAndAdvance } from './propose.js'
 import { allowAll, type Policy } from './policy.js'
 import { requirePolicy } from './policy/required.js'
 import { recover, type RecoverOptions, type RecoveryReport } from './recovery.js'
-import { crashPoint } from './crash-points.js'
 import { JournalSecrets } from './secrets/journal-secrets.js'
 import { redactingStore } from './secrets/redacting-store.js'
 import { signingStore } from './stores/signing-store.js'
@@ -109,9 +108,11 @@ export class Gate {
   }
 
   /**
-   * Journals the effect and carries it as far as it can go. Submitting an
-   * effect id again returns the existing outcome and never applies twice, also
-   * while the first submit is still in flight.
+   * Journals the effect and carries it as far as it can go: two durable
+   * commits for an effect no rule holds (PROPOSED, AUTHORIZED and DISPATCHED
+   * after its premises are checked; then its outcome: propose.ts). Submitting
+   * an effect id again returns the existing outcome and never applies twice,
+   * also while the first submit is still in flight.
    */
   submit(input: EffectInput): Promise<SubmitOutcome> {
     let effect: Effect
@@ -128,22 +129,7 @@ export class Gate {
     }
     const running = this.running.get(effect.id)
     if (running) return running
-    const work = (async (): Promise<SubmitOutcome> => {
-      const [res] = await this.ctx.store.append([
-        { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, tier), effect, tier },
-      ])
-      if (!res!.ok) {
-        // Already journaled, by an earlier run or another process: report where it stands.
-        return res!.current ? outcomeOf(res!.current) : { status: 'in_flight', effectId: effect.id, state: 'PROPOSED' }
-      }
-      await crashPoint('after-proposed', effect.id)
-      const r = res!.record
-      return advance(
-        this.ctx,
-        { effect, tier, state: 'PROPOSED', seq: r.seq, detail: {}, createdAt: r.at, updatedAt: r.at },
-        { recovering: false },
-      )
-    })()
+    const work = proposeAndAdvance(this.ctx, effect, tier)
     this.running.set(effect.id, work)
     const forget = () => this.running.delete(effect.id)
     work.then(forget, forget)

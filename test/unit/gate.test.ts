@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DispatchFault, InputError, NotFoundError, StoreUnavailableError } from '../../src/core/errors.js'
+import { toEffect } from '../../src/core/effect.js'
 import { Gate } from '../../src/core/gate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
@@ -39,6 +40,47 @@ describe('gate.submit', () => {
     expect(t.count(out.effectId)).toBe(1)
     expect(await states(out.effectId)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
     if (out.status === 'committed') expect(out.receipt).toEqual({ applied: out.effectId })
+  })
+
+  it('two durable commits per effect: PROPOSED, AUTHORIZED, DISPATCHED in one, COMMITTED in the other, each its own record', async () => {
+    const commits: string[][] = []
+    const counted = new Proxy(store, {
+      get: (s, p) =>
+        p === 'append'
+          ? async (requests: Parameters<Store['append']>[0]) => {
+              commits.push(requests.map((r) => r.to))
+              return s.append(requests)
+            }
+          : (Reflect.get(s, p) as unknown),
+    })
+    const t = new CountingTarget('t1', 1)
+    const gate = new Gate({ store: counted, targets: [t], sleep: noSleep })
+    const out = await gate.submit(effect('t1'))
+    expect(out.status).toBe('committed')
+    expect(commits).toEqual([['PROPOSED', 'AUTHORIZED', 'DISPATCHED'], ['COMMITTED']])
+    const history = await store.history(out.effectId)
+    expect(history.map((r) => [r.seq, r.state])).toEqual([[1, 'PROPOSED'], [2, 'AUTHORIZED'], [3, 'DISPATCHED'], [4, 'COMMITTED']])
+    // A stale premise: one commit, PROPOSED, AUTHORIZED, REJECTED.
+    commits.length = 0
+    t.violations = ['moved']
+    expect((await gate.submit(effect('t1', 2))).status).toBe('rejected')
+    expect(commits).toEqual([['PROPOSED', 'AUTHORIZED', 'REJECTED']])
+  })
+
+  it('checks premises before anything is journaled: one that cannot be read leaves no record, and the same submit later goes through', async () => {
+    const t = new CountingTarget('t1', 1)
+    const gate = gateWith(t)
+    const check = t.validatePremises.bind(t)
+    t.validatePremises = async () => {
+      throw new Error('premise service down')
+    }
+    await expect(gate.submit(effect('t1'))).rejects.toThrow(/premise service down/)
+    const id = toEffect(effect('t1')).id
+    expect(await store.get(id)).toBeUndefined()
+    t.validatePremises = check
+    const out = await gate.submit(effect('t1'))
+    expect(out).toMatchObject({ status: 'committed', effectId: id })
+    expect(t.count(id)).toBe(1)
   })
 
   it('sends nothing before DISPATCHED is durable', async () => {
