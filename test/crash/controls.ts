@@ -7,7 +7,8 @@
  * harness (run-schedule.ts, run-relay-schedule.ts, the *-child.ts workers):
  *
  *   sendBeforeDurable  a store that applies the effect when asked to append
- *                      AUTHORIZED → DISPATCHED, before making that append
+ *                      AUTHORIZED → DISPATCHED (for a new effect, in one
+ *                      commit with its proposal), before making that append
  *                      (the gate then finds the receipt already there)
  *   newKeyOnRetry      an HTTP target that sends a fresh Idempotency-Key on
  *                      every retry and on recovery (tier 1)
@@ -77,10 +78,11 @@ function sendBeforeDurable(p: ProcessPorts): ProcessPorts {
     append: async (requests: AppendRequest[]) => {
       for (const r of requests) {
         if (r.from !== 'AUTHORIZED' || r.to !== 'DISPATCHED') continue
-        const snap = await p.store.get(r.effectId)
-        const target = snap && byName.get(snap.effect.target)
-        if (!snap || !target) continue
-        early.set(r.effectId, await target.apply(snap.effect, { attempt: 1, recovering: false }))
+        // A new effect's DISPATCHED comes in one commit with its proposal: the effect is not in the store yet.
+        const effect = requests.find((q) => q.effectId === r.effectId && q.effect)?.effect ?? (await p.store.get(r.effectId))?.effect
+        const target = effect && byName.get(effect.target)
+        if (!effect || !target) continue
+        early.set(r.effectId, await target.apply(effect, { attempt: 1, recovering: false }))
         await crashPoint('after-apply', r.effectId)
       }
       return p.store.append(requests)

@@ -3,7 +3,8 @@
  *
  * A "process" is a Gate with its store handle and targets wrapped in a Life.
  * The crash is armed at the k-th durable boundary the process passes (every
- * journal record written, and every apply() that returned): right after that
+ * commit of an effect's records, its last record naming it, and every apply()
+ * that returned): right after that
  * boundary the Life dies. From then on every call the dead process makes to
  * its store or its targets throws CrashSignal before doing anything, and every
  * answer still on its way to it (an append or an apply already under way) is
@@ -87,8 +88,9 @@ export function crashableStore(inner: Store, life: Life): Store {
           life.check('append')
           const results = await inner.append(requests)
           if (life.dead) throw new CrashSignal('answer lost')
+          // One boundary per commit of an effect: the records of a chain (Store.append) have none between them.
           results.forEach((r, i) => {
-            if (r.ok) life.pass(`after-${r.record.state.toLowerCase()}`, requests[i]!.effectId)
+            if (r.ok && !requests[i + 1]?.chained) life.pass(`after-${r.record.state.toLowerCase()}`, requests[i]!.effectId)
           })
           if (life.dead) throw new CrashSignal(life.crash!.point)
           return results

@@ -5,10 +5,11 @@
  * one's lease has run out, then one reconcile-effects pass runs, and the
  * invariants (invariants.ts) are checked against the service's own count.
  *
- * The outbox writes PROPOSED and AUTHORIZED in one transaction, so a relay's
- * first durable boundary is DISPATCHED: the points are after-dispatched,
- * after-apply (the window tier 2 queries and tier 3 cannot close) and
- * after-committed. Inline mode's points are in crash-points.test.ts.
+ * The agent proposes; the relay decides, checks the premises, and makes
+ * AUTHORIZED and DISPATCHED durable in one commit. Its points: after-premises
+ * (nothing of its own written: the effect is PROPOSED, under its lease),
+ * after-dispatched, after-apply (the window tier 2 queries and tier 3 cannot
+ * close) and after-committed. Inline mode's points are in crash-points.test.ts.
  *
  * after-returned: the service answered 429 with a Retry-After longer than
  * max_wait_ms, and the relay died right after journaling the return, before
@@ -31,8 +32,8 @@ import { createTargets } from '../../src/core/targets/registry.js'
 import type { EffectTarget } from '../../src/core/targets/target.js'
 import { pointRig, TIERS } from './point-rig.js'
 
-// The relay authorizes (agents only propose), so its first durable step is AUTHORIZED.
-export const RELAY_POINTS: CrashPoint[] = ['after-authorized', 'after-dispatched', 'after-apply', 'after-committed']
+// The relay authorizes (agents only propose), with DISPATCHED in the same commit.
+export const RELAY_POINTS: CrashPoint[] = ['after-premises', 'after-dispatched', 'after-apply', 'after-committed']
 
 const rig = pointRig('interlock-crash-relay')
 const { targetFor, applications, stores } = rig
@@ -59,6 +60,8 @@ describe.each(stores)('relay crash points on %s', (storeName, storeConfig) => {
       const relay = nextRelay(store, live, 'recovering-relay')
       const outbox = new Outbox({ store, targets: live, pollMs: 20 })
       try {
+        // Killed before its commit: nothing of the dead relay's is journaled; the proposal waits under its lease.
+        if (point === 'after-premises') expect((await store.history(id)).map((r) => r.state)).toEqual(['PROPOSED'])
         await relay.start()
         const outcome = await outbox.result(id)
         await relay.stop()

@@ -75,8 +75,11 @@ interface ChildCase {
 }
 
 const CHILD_CASES: ChildCase[] = [
-  // The send lands, the child dies before DISPATCHED is written: recovery sees AUTHORIZED and sends again.
-  { control: 'sendBeforeDurable', tier: 3, first: { worker: 'submit', point: 'after-apply', control: true }, expected: /\[1\] applied 2 times \(tier 3/ },
+  // The send lands, the child dies before its first commit (PROPOSED … DISPATCHED) is written: nothing is
+  // journaled, and the agent, restarted, submits the same effect again, which is sent again.
+  { control: 'sendBeforeDurable', tier: 3, first: { worker: 'submit', point: 'after-apply', control: true }, then: { worker: 'submit', control: false }, expected: /\[1\] applied 2 times \(tier 3/ },
+  // The same, where nothing submits again: the effect was applied but never journaled.
+  { control: 'sendBeforeDurable', tier: 1, first: { worker: 'submit', point: 'after-apply', control: true }, expected: /\[2\] \(never journaled\) but applied 1 times/ },
   { control: 'newKeyOnRetry', tier: 1, first: { worker: 'submit', point: 'after-apply', control: false }, then: { worker: 'submit', control: true }, expected: /\[1\] applied 2 times \(tier 1/ },
   { control: 'skipPremiseCheck', tier: 2, stale: true, first: { worker: 'submit', control: true }, expected: /\[7\] applied although its premise had changed/ },
   { control: 'resendTier3', tier: 3, first: { worker: 'submit', point: 'after-apply', control: false }, then: { worker: 'submit', control: true }, expected: /\[1\] applied 2 times \(tier 3/ },

@@ -52,8 +52,9 @@ export function makeSchedule(seed: number): Schedule {
     route: r.pick(['POST /idempotent', 'POST /plain'] as const),
     times: r.int(1, 2),
   }))
-  // Each effect passes about five boundaries; some schedules die late or never.
-  const crashAt = r.chance(0.8) ? r.int(1, effects.length * 5 + 1) : undefined
+  // Each effect passes about three boundaries (its first commit, apply, its outcome; more on retries and
+  // duplicates); some schedules die late or never.
+  const crashAt = r.chance(0.8) ? r.int(1, effects.length * 3 + 1) : undefined
   return { seed, effects, faults, concurrent: r.chance(0.7), crashAt }
 }
 
