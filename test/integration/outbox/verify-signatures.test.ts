@@ -129,7 +129,7 @@ describe.each([
           const data = JSON.parse(r.data)
           const st = data.recordSignature.statement
           delete data.recordSignature
-          return { ...r, data: canonicalJson(forgedSig.sign(st.effectId, st.from, st.to, st.after, data)) }
+          return { ...r, data: canonicalJson(forgedSig.sign(st.effectId, st.from, st.to, st.follows, data)) }
         }),
       )
       const rogueReport = await verifyStore(w.store, withKeys)
@@ -141,6 +141,40 @@ describe.each([
         return rows.map((r) => (r.effect_id === a.effectId && r.state === 'COMMITTED' ? withData(r, (d) => ({ ...d, via: 'apply', recordSignature: bSig })) : r))
       })
       expect(messages(await verifyStore(w.store, withKeys))).toContainEqual(expect.stringMatching(new RegExp(`record 4 \\(COMMITTED\\): its record signature by relay relay-1 was signed for effect ${b.effectId}`)))
+    } finally {
+      await w.close()
+    }
+  })
+
+  it('a signed record moved to follow another record of its effect is named, also one of several written in one commit', async () => {
+    const w = await world(make)
+    try {
+      // Returned once (the service vouches it did not apply it), then sent again: P A D (one commit), A', D', C.
+      w.payments.faults.push({ kind: 'not-applied' })
+      const a = await w.gate.submit(refund('15.00'))
+      expect(a.status).toBe('committed')
+      const states = (rows: { effect_id: string; state: string }[]) => rows.filter((r) => r.effect_id === a.effectId).map((r) => r.state)
+      const original = await w.h.rows()
+      expect(states(original)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
+      const ofA = original.filter((r) => r.effect_id === a.effectId)
+      expect(new Set(ofA.slice(0, 3).map((r) => r.at)).size).toBe(1)
+      expect((await verifyStore(w.store, withKeys)).ok).toBe(true)
+
+      // The return and the second send removed, the rest renumbered and rechained: P A D C, every transition legal.
+      await forge(w.h, (rows) => rows.filter((r) => !(r.effect_id === a.effectId && (r.seq === 4 || r.seq === 5))).map((r) => (r.effect_id === a.effectId && r.seq === 6 ? { ...r, seq: 4 } : r)))
+      expect(messages(await verifyStore(w.store, withKeys))).toEqual([
+        expect.stringMatching(/record 4 \(COMMITTED\): its record signature by relay relay-1 was signed to follow another record of the effect, but the record follows record 3: it was moved or replayed/),
+      ])
+
+      // Put back, then the first commit's DISPATCHED (signed to follow the first AUTHORIZED) copied over the second send.
+      await forge(w.h, (rows) => [...rows.filter((r) => r.effect_id !== a.effectId), ...ofA])
+      expect((await verifyStore(w.store, withKeys)).ok).toBe(true)
+      await forge(w.h, (rows) => rows.map((r) => (r.effect_id === a.effectId && r.seq === 5 ? { ...r, data: ofA[2]!.data } : r)))
+      // Each signature names the one before it: the COMMITTED after the copy no longer follows what it was signed to follow either.
+      expect(messages(await verifyStore(w.store, withKeys))).toEqual([
+        expect.stringMatching(/record 5 \(DISPATCHED\): its record signature by relay relay-1 was signed to follow another record of the effect, but the record follows record 4: it was moved or replayed/),
+        expect.stringMatching(/record 6 \(COMMITTED\): its record signature by relay relay-1 was signed to follow another record of the effect, but the record follows record 5: it was moved or replayed/),
+      ])
     } finally {
       await w.close()
     }
@@ -158,7 +192,7 @@ describe.each([
       await forge(old.h, (rows) =>
         rows.map((r) => {
           if (r.effect_id !== small.effectId || r.state !== 'COMMITTED') return r
-          const signed = receipt.sign(small.effectId, 'DISPATCHED', 'COMMITTED', 3, JSON.parse(r.data))
+          const signed = receipt.sign(small.effectId, 'DISPATCHED', 'COMMITTED', null, JSON.parse(r.data))
           delete signed.recordSignature
           return { ...r, data: canonicalJson(signed) }
         }),
