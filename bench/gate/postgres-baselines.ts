@@ -22,12 +22,20 @@ import { quoteIdentifier } from '../../src/core/stores/postgres/identifier.js'
 import type { EffectTarget } from '../../src/core/targets/target.js'
 
 const SLICES = 10
+
+function p50(ms: number[]): number {
+  const sorted = [...ms].sort((x, y) => x - y)
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+}
 const TABLES = ['journal_records', 'journals', 'effects']
 
 export interface PgBaselines {
   commit: number
   floor: number
   sequential: number
+  /** Median time of one (a) commit and of one (b) effect, ms. */
+  commitP50Ms: number
+  sequentialP50Ms: number
 }
 
 export async function pgBaselines(config: PostgresStoreConfig, target: EffectTarget, seconds: number): Promise<PgBaselines> {
@@ -52,12 +60,15 @@ export async function pgBaselines(config: PostgresStoreConfig, target: EffectTar
     const hash = 'a'.repeat(64)
     const row = 'x'.repeat(200)
     const n = { commit: 0, floor: 0, sequential: 0 }
+    const times: Record<keyof typeof n, number[]> = { commit: [], floor: [], sequential: [] }
     const slice = (seconds * 1000) / SLICES / 3
     const during = async (key: keyof typeof n, step: () => Promise<unknown>) => {
       const end = performance.now() + slice
       while (performance.now() < end) {
         n[key]++
+        const t0 = performance.now()
         await step()
+        times[key].push(performance.now() - t0)
       }
     }
     for (let i = 0; i < SLICES; i++) {
@@ -70,7 +81,7 @@ export async function pgBaselines(config: PostgresStoreConfig, target: EffectTar
       })
     }
     const spent = seconds / 3
-    return { commit: n.commit / spent, floor: n.floor / spent, sequential: n.sequential / spent }
+    return { commit: n.commit / spent, floor: n.floor / spent, sequential: n.sequential / spent, commitP50Ms: p50(times.commit), sequentialP50Ms: p50(times.sequential) }
   } finally {
     await gate.close()
     await store.close()

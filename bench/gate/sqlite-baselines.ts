@@ -23,10 +23,18 @@ import type { EffectTarget } from '../../src/core/targets/target.js'
 
 const SLICES = 10
 
+export function p50(ms: number[]): number {
+  const sorted = [...ms].sort((x, y) => x - y)
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+}
+
 export interface SqliteBaselines {
   commit: number
   floor: number
   sequential: number
+  /** Median time of one (a) commit and of one (b) effect, ms. */
+  commitP50Ms: number
+  sequentialP50Ms: number
 }
 
 /** One write+fdatasync of a 201-byte line appended to `file`; call close() when done. */
@@ -91,14 +99,17 @@ export async function sqliteBaselines(dir: string, target: EffectTarget, seconds
   const gate = new Gate({ store, targets: [target] })
   try {
     const n = { commit: 0, floor: 0, sequential: 0 }
+    const times: Record<keyof typeof n, number[]> = { commit: [], floor: [], sequential: [] }
     const slice = (seconds * 1000) / SLICES
     const during = async (key: keyof typeof n, step: () => unknown) => {
       const end = performance.now() + slice
       while (performance.now() < end) {
         n[key]++
+        const t0 = performance.now()
         // Only the gate's step is awaited: the baselines run as tight loops, as they always did.
         const pending = step()
         if (pending instanceof Promise) await pending
+        times[key].push(performance.now() - t0)
       }
     }
     for (let i = 0; i < SLICES; i++) {
@@ -109,7 +120,7 @@ export async function sqliteBaselines(dir: string, target: EffectTarget, seconds
         if (out.status !== 'committed') throw new Error(`unexpected outcome ${out.status}`)
       })
     }
-    return { commit: n.commit / seconds, floor: n.floor / seconds, sequential: n.sequential / seconds }
+    return { commit: n.commit / seconds, floor: n.floor / seconds, sequential: n.sequential / seconds, commitP50Ms: p50(times.commit), sequentialP50Ms: p50(times.sequential) }
   } finally {
     await gate.close()
     await store.close()

@@ -58,8 +58,11 @@ async function submitsPerSecond(signing: boolean, ms: number, dir: string, slice
   return rate
 }
 
+/** A record signature's binding to the record before it: that record's own signature (86 base64url characters). */
+const FOLLOWS = 'f'.repeat(86)
+
 async function main(): Promise<void> {
-  const signedCommitted = signer.sign(id, 'DISPATCHED', 'COMMITTED', 3, committed)
+  const signedCommitted = signer.sign(id, 'DISPATCHED', 'COMMITTED', FOLLOWS, committed)
   const verify = nativeVerifier()
   const check = () => {
     const s = recordSignatureOf(signedCommitted)
@@ -77,8 +80,8 @@ async function main(): Promise<void> {
   try {
     for (let s = 0; s < slices; s++) {
       const ms = (seconds * 1000) / slices
-      sign.push(perCall(() => signer.sign(id, 'AUTHORIZED', 'DISPATCHED', 2, dispatched), ms / 4))
-      signCommit.push(perCall(() => signer.sign(id, 'DISPATCHED', 'COMMITTED', 3, committed), ms / 4))
+      sign.push(perCall(() => signer.sign(id, 'AUTHORIZED', 'DISPATCHED', FOLLOWS, dispatched), ms / 4))
+      signCommit.push(perCall(() => signer.sign(id, 'DISPATCHED', 'COMMITTED', FOLLOWS, committed), ms / 4))
       verifyUs.push(perCall(check, ms / 4))
       plain.push(await submitsPerSecond(false, ms, dir, s))
       signed.push(await submitsPerSecond(true, ms, dir, s))

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { generateKeyPair, writeKeyFile, type KeyPair } from '../../src/core/crypto/keys.js'
-import { toEffect } from '../../src/core/effect.js'
+import { followsOf } from '../../src/core/crypto/record-signature.js'
+import { effectJson, toEffect } from '../../src/core/effect.js'
 import { relaySigner } from '../../src/core/relay/relay-signer.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { assertCliBuilt, interlock } from '../helpers/cli.js'
@@ -32,11 +33,14 @@ async function folder(signers: { key: KeyPair; relay: string }[]): Promise<{ cwd
       const effect = toEffect({ thread: 'orders', target: 'payments', action: 'refund', args: { n: i } })
       // As a relay journals it: every record past PROPOSED signed with its key, the receipt too.
       const signer = relaySigner(s.relay, s.key, () => new Date('2026-01-01T00:00:00.000Z'))
+      // Each signed record follows the one before it (record-signature.ts followsOf); the proposal is journaled as { effect, tier }.
+      const authorized = signer.sign(effect.id, 'PROPOSED', 'AUTHORIZED', followsOf({ effect: effectJson(effect), tier: 1 }), {})
+      const dispatched = signer.sign(effect.id, 'AUTHORIZED', 'DISPATCHED', followsOf(authorized), {})
       const results = await store.append([
         { effectId: effect.id, from: null, to: 'PROPOSED', data: {}, effect, tier: 1 },
-        { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: signer.sign(effect.id, 'PROPOSED', 'AUTHORIZED', 4 * i + 1, {}) },
-        { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: signer.sign(effect.id, 'AUTHORIZED', 'DISPATCHED', 4 * i + 2, {}) },
-        { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: signer.sign(effect.id, 'DISPATCHED', 'COMMITTED', 4 * i + 3, { receipt: { refund: `re_${i}` } }) },
+        { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: authorized },
+        { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: dispatched },
+        { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: signer.sign(effect.id, 'DISPATCHED', 'COMMITTED', followsOf(dispatched), { receipt: { refund: `re_${i}` } }) },
       ])
       seqs.push(results[3]!.ok ? results[3]!.record.seq : -1)
     }

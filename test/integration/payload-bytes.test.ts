@@ -249,12 +249,9 @@ async function leave(store: Store, input: EffectInput, tier: Tier, to: 'AUTHORIZ
   if (to !== 'AUTHORIZED') steps.push({ effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: {} })
   if (to === 'AMBIGUOUS') steps.push({ effectId: effect.id, from: 'DISPATCHED', to: 'AMBIGUOUS', data: { reason: 'the connection dropped after the request was written' } })
   const signed = signingStore(store, relaySigner(signing.id, signing.key, () => new Date()))
-  let after = 0
-  for (const step of steps) {
-    const [r] = await signed.append([{ ...step, after }])
-    expect(r!.ok).toBe(true)
-    if (r!.ok) after = r!.record.seq
-  }
+  // One commit, each record signed to follow the one before it.
+  const results = await signed.append(steps.map((step, i) => (i === 0 ? step : { ...step, chained: true })))
+  expect(results.every((r) => r.ok)).toBe(true)
   return effect.id
 }
 

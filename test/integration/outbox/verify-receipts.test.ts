@@ -5,7 +5,8 @@ import { effectDigest } from '../../../src/core/crypto/digest.js'
 import { generateKeyPair } from '../../../src/core/crypto/keys.js'
 import { signStatement } from '../../../src/core/crypto/sign.js'
 import { signedJson } from '../../../src/core/crypto/statements.js'
-import { toEffect } from '../../../src/core/effect.js'
+import { followsOf } from '../../../src/core/crypto/record-signature.js'
+import { effectJson, toEffect } from '../../../src/core/effect.js'
 import { verifyStore } from '../../../src/core/outbox/verify-sources.js'
 import { relaySigner } from '../../../src/core/relay/relay-signer.js'
 import { recordHash } from '../../../src/core/stores/record-hash.js'
@@ -28,11 +29,14 @@ async function committedWithReceipt(): Promise<void> {
   store = await h.open()
   const effect = toEffect({ thread: 't', target: 'payments', action: 'refund', args: { amount: '5.00' } })
   const signer = relaySigner('relay-1', relay, () => new Date('2026-01-01T00:00:00.000Z'))
+  // Each signed record follows the one before it (record-signature.ts followsOf); the proposal is journaled as { effect, tier }.
+  const authorized = signer.sign(effect.id, 'PROPOSED', 'AUTHORIZED', followsOf({ effect: effectJson(effect), tier: 1 }), {})
+  const dispatched = signer.sign(effect.id, 'AUTHORIZED', 'DISPATCHED', followsOf(authorized), {})
   const results = await store.append([
     { effectId: effect.id, from: null, to: 'PROPOSED', data: {}, effect, tier: 1 },
-    { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: signer.sign(effect.id, 'PROPOSED', 'AUTHORIZED', 1, {}) },
-    { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: signer.sign(effect.id, 'AUTHORIZED', 'DISPATCHED', 2, {}) },
-    { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: signer.sign(effect.id, 'DISPATCHED', 'COMMITTED', 3, { receipt: { refund: 're_1' } }) },
+    { effectId: effect.id, from: 'PROPOSED', to: 'AUTHORIZED', data: authorized },
+    { effectId: effect.id, from: 'AUTHORIZED', to: 'DISPATCHED', data: dispatched },
+    { effectId: effect.id, from: 'DISPATCHED', to: 'COMMITTED', data: signer.sign(effect.id, 'DISPATCHED', 'COMMITTED', followsOf(dispatched), { receipt: { refund: 're_1' } }) },
   ])
   expect(results.every((r) => r.ok)).toBe(true)
 }
