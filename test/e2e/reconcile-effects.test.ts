@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
-import { recordSignatureOf } from '../../src/core/crypto/record-signature.js'
+import { followsOf, recordSignatureOf } from '../../src/core/crypto/record-signature.js'
 import { toEffect, type EffectInput, type Tier } from '../../src/core/effect.js'
 import { proposal } from '../../src/core/gate-context.js'
 import { tryReconcileLock } from '../../src/core/reconcile/lock.js'
@@ -151,7 +151,7 @@ describe('interlock reconcile-effects', () => {
     expect(run.code, run.stderr).toBe(0)
     const history = await withStore(journal, (s) => s.history(id))
     expect(history.map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
-    expect(recordSignatureOf(history[3]!.data)).toMatchObject({ statement: { kind: 'record', signer: 'relay-1', role: 'relay', from: 'DISPATCHED', to: 'COMMITTED', follows: recordSignatureOf(history[2]!.data) && (recordSignatureOf(history[2]!.data) as { signature: string }).signature } })
+    expect(recordSignatureOf(history[3]!.data)).toMatchObject({ statement: { kind: 'record', signer: 'relay-1', role: 'relay', from: 'DISPATCHED', to: 'COMMITTED', follows: followsOf(history[2]!.data) } })
     // The one reconcile wrote verifies with the [relay] key; DISPATCHED, written by hand without the key before it, is reported.
     const verify = await interlock(['outbox', 'verify', '--json'], { cwd: dir })
     expect(verify.code, verify.stderr).toBe(5)
