@@ -1,8 +1,10 @@
 /**
  * The store failing under the gate:
  * - PostgreSQL stopped immediately (pg_ctl stop -m immediate) while the
- *   DISPATCHED append waits: the gate must not dispatch, must say why, and
- *   recovery after the restart must finish the effect exactly once;
+ *   append that makes the effect DISPATCHED waits (its first commit: PROPOSED,
+ *   AUTHORIZED, DISPATCHED): the gate must not dispatch, must say why; after
+ *   the restart nothing of it is journaled, and the same submit applies it
+ *   exactly once;
  * - a full disk under the SQLite journal (a file-size limit on the process,
  *   SIGXFSZ ignored so the write fails with EFBIG): a clear error, nothing
  *   dispatched, the journal intact, and recovery finishing it once the disk
@@ -43,13 +45,15 @@ describe('PostgreSQL stopped immediately during the DISPATCHED append', () => {
     const locker = new pg.Client({ connectionString: server.url })
     locker.on('error', () => {})
     await locker.connect()
+    const store = await openStore(config)
+    const gate = new Gate({ store, targets: [target], retry: { maxAttempts: 2, backoffMs: 1 } })
+    // Another effect first, so the journal's head row exists to be locked.
+    expect(await gate.submit({ ...input, args: { amount: '1.00' } })).toMatchObject({ status: 'committed' })
     target.validatePremises = async () => {
       await locker.query('BEGIN')
       await locker.query(`SELECT 1 FROM interlock.journals WHERE journal = $1 FOR UPDATE`, [input.thread])
       return []
     }
-    const store = await openStore(config)
-    const gate = new Gate({ store, targets: [target], retry: { maxAttempts: 2, backoffMs: 1 } })
     const submitted = gate.submit(input)
     submitted.catch(() => {})
     for (let i = 0; ; i++) {
@@ -71,11 +75,13 @@ describe('PostgreSQL stopped immediately during the DISPATCHED append', () => {
     await server.start()
     const after = await openStore(config)
     try {
-      expect((await after.get(id))!.state).toBe('AUTHORIZED')
+      // The whole first commit was lost with the server: nothing of the effect is journaled, nothing to recover.
+      expect(await after.get(id)).toBeUndefined()
       expect(await verifyJournal(after)).toEqual([])
       const plain = new CountingTarget('svc', 1)
-      const report = await new Gate({ store: after, targets: [plain] }).recover()
-      expect(report.effects).toMatchObject([{ effectId: id, found: 'AUTHORIZED', action: 'resumed', outcome: { status: 'committed' } }])
+      const again = new Gate({ store: after, targets: [plain] })
+      expect((await again.recover()).inFlight).toBe(0)
+      expect(await again.submit(input)).toMatchObject({ status: 'committed', effectId: id })
       expect(plain.count(id)).toBe(1)
       expect(await verifyJournal(after)).toEqual([])
     } finally {
@@ -150,8 +156,10 @@ describe('a full disk under the SQLite journal', () => {
       service.applications.clear()
     }
     console.log(seen.join('\n'))
-    // The sweep must have hit the disk limit mid-lifecycle, not only before or after it.
-    expect(seen.some((s) => /E_STORE_UNAVAILABLE at (PROPOSED|AUTHORIZED)/.test(s)), seen.join('\n')).toBe(true)
+    // The sweep must have hit the disk limit at the first commit (PROPOSED, AUTHORIZED, DISPATCHED), which
+    // then left nothing of the effect, not one record of it.
+    expect(seen.some((s) => /E_STORE_UNAVAILABLE at \(none\)/.test(s)), seen.join('\n')).toBe(true)
+    expect(seen.some((s) => /at (PROPOSED|AUTHORIZED)$/.test(s)), seen.join('\n')).toBe(false)
     expect(seen.some((s) => /committed at COMMITTED/.test(s)), seen.join('\n')).toBe(true)
   }, 120_000)
 })

@@ -103,14 +103,18 @@ describe('torn or tampered journal on SQLite', () => {
     copyFileSync(config.path, image)
     copyFileSync(`${config.path}-wal`, `${image}-wal`)
     await store.close()
-    // The last commit (DISPATCHED of the third effect) torn: its last frame cut short.
+    // The last commit (the third effect's first: PROPOSED, AUTHORIZED, DISPATCHED) torn: its last frame cut short.
     truncateSync(`${image}-wal`, statSync(`${image}-wal`).size - 100)
     const torn = await openStore({ kind: 'sqlite', path: image })
     try {
       expect(await verifyJournal(torn)).toEqual([])
-      expect((await torn.get(inFlight))?.state).toBe('AUTHORIZED')
+      // None of its three records survives: the commit was never made.
+      expect(await torn.get(inFlight)).toBeUndefined()
       const target = new CountingTarget('svc', 1)
-      await new Gate({ store: torn, targets: [target] }).recover()
+      const gate = new Gate({ store: torn, targets: [target] })
+      expect((await gate.recover()).inFlight).toBe(0)
+      // The agent submits it again: the same effect, applied once.
+      expect(await gate.submit({ thread: THREAD, target: 'svc', action: 'pay', args: { n: 3 } })).toMatchObject({ status: 'committed', effectId: inFlight })
       expect((await torn.get(inFlight))?.state).toBe('COMMITTED')
       expect(target.count(inFlight)).toBe(1)
     } finally {

@@ -285,8 +285,8 @@ describe('postgres_row first-use check of the table', () => {
     expect(err).toBeInstanceOf(TargetError)
     expect((err as TargetError).message).toMatch(/table loose has no unique constraint on effect_id alone; INSERT \.\.\. ON CONFLICT \(effect_id\) needs one/)
     expect((err as TargetError).hint).toContain('ALTER TABLE "loose" ADD UNIQUE ("effect_id")')
-    expect(await journalText(g.store)).toContain('"AUTHORIZED"')
-    expect(await journalText(g.store)).not.toContain('"DISPATCHED"')
+    // Refused by the premise check, before the effect's first commit: nothing journaled, nothing sent.
+    expect(await journalText(g.store)).not.toContain('"PROPOSED"')
     expect((await o.admin.query('SELECT count(*)::int AS n FROM loose')).rows[0].n).toBe(0)
 
     // Applied directly, the same check refuses definitely: nothing was sent.
@@ -295,11 +295,11 @@ describe('postgres_row first-use check of the table', () => {
     expect(f.kind).toBe('refused')
     expect(f.message).toContain('no unique constraint on effect_id')
 
-    // A failed check is not remembered: fix the table and recovery finishes the effect.
+    // A failed check is not remembered: fix the table and the same submit goes through.
     await o.admin.query('ALTER TABLE loose ADD UNIQUE (effect_id)')
     try {
-      const report = await g.gate.recover()
-      expect(report.effects[0]!.outcome).toMatchObject({ status: 'committed' })
+      expect((await g.gate.recover()).inFlight).toBe(0)
+      expect(await submit()).toMatchObject({ status: 'committed' })
       expect((await o.admin.query('SELECT count(*)::int AS n FROM loose')).rows[0].n).toBe(1)
     } finally {
       await o.admin.query('ALTER TABLE loose DROP CONSTRAINT loose_effect_id_key')
