@@ -62,11 +62,13 @@ query = { tool = "search_nodes", args = { query = "interlock-effect {effect_id}"
   },
 ]
 
-const POINTS = ['after-proposed', 'after-authorized', 'after-dispatched', 'after-apply', 'after-committed'] as const
+// Every crash point on a call's path: premises checked (nothing journaled yet), its first commit
+// (PROPOSED, AUTHORIZED, DISPATCHED) durable, applied, COMMITTED.
+const POINTS = ['after-premises', 'after-dispatched', 'after-apply', 'after-committed'] as const
 
 /** What the retry after the restart must see, by tier and point: the state, and how often the call reached the server in all. */
 function expected(tier: 1 | 2 | 3, point: (typeof POINTS)[number]): { state: string; applied: number; reached: number } {
-  if (point === 'after-proposed' || point === 'after-authorized' || point === 'after-committed') return { state: 'COMMITTED', applied: 1, reached: 1 }
+  if (point === 'after-premises' || point === 'after-committed') return { state: 'COMMITTED', applied: 1, reached: 1 }
   if (tier === 3) return { state: 'AMBIGUOUS', applied: point === 'after-apply' ? 1 : 0, reached: point === 'after-apply' ? 1 : 0 }
   // Tier 1 is sent again (the server keeps one); tier 2 asks, and sends only what it does not find.
   return { state: 'COMMITTED', applied: 1, reached: tier === 1 && point === 'after-apply' ? 2 : 1 }
