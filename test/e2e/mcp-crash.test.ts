@@ -86,6 +86,11 @@ describe.each(TIERS)('mcp-proxy SIGKILLed mid-call, tier $tier', (t) => {
       () => 'answered',
       (e: Error) => e.message,
     )
+    if (lost === 'answered') {
+      // It never reached the crash point: stop it here rather than leave it running past the test.
+      await doomed.close()
+      throw new Error(`the proxy answered instead of dying at ${point}\n${doomed.stderr()}`)
+    }
     await doomed.exited
     expect(lost, doomed.stderr()).toMatch(/Connection closed/)
 

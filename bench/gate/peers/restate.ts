@@ -32,14 +32,23 @@ export async function restatePeer(flushDelayUs: number): Promise<Peer> {
     RESTATE_DISABLE_TELEMETRY: 'true',
     RESTATE_LOG_FILTER: 'error',
   }
-  const server = spawnWithFlushDelay(flushDelayUs, serverBinary(), ['--no-logo'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+  // A process group of its own: under strace the server is strace's child, and stopping strace alone
+  // would leave the server running; the group is stopped whole.
+  const server = spawnWithFlushDelay(flushDelayUs, serverBinary(), ['--no-logo'], { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true })
   let log = ''
   server.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)))
   const stop = async () => {
     const exited = new Promise((r) => server.once('exit', r))
-    server.kill('SIGTERM')
+    const group = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-server.pid!, signal)
+      } catch {
+        // Already gone.
+      }
+    }
+    group('SIGTERM')
     await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
-    if (server.exitCode === null) server.kill('SIGKILL')
+    if (server.exitCode === null) group('SIGKILL')
     rmSync(base, { recursive: true, force: true })
   }
   try {
