@@ -1,8 +1,10 @@
 /**
- * A SQLite journal written at schema version 3 is upgraded in place by
- * 0011_lean_appends.sql when a store opens it: every record keeps its bytes
- * and its chain, settled effects get their settled_at, and the store reads,
- * verifies and extends the journal as if it had been written at version 11.
+ * A SQLite journal written at the baseline (schema version 1, the first
+ * release's schema) is upgraded in place to the latest version when a store
+ * opens it: every record keeps its bytes and its chain, the later migrations'
+ * tables and indexes appear, and the store reads, verifies and extends the
+ * journal as if it had been written at the latest version. (Journals from the
+ * development builds before the baseline are refused by name: migrations.test.ts.)
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,7 +13,7 @@ import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../../src/core/canonical-json.js'
 import type { EffectSnapshot } from '../../../src/core/effect.js'
-import type { State } from '../../../src/core/lifecycle.js'
+import { isTerminal, type State } from '../../../src/core/lifecycle.js'
 import { effectJson, planAppend, type ChainHead } from '../../../src/core/stores/append-plan.js'
 import { loadMigrations } from '../../../src/core/stores/migrations.js'
 import { ChainVerifier } from '../../../src/core/stores/record-hash.js'
@@ -21,12 +23,12 @@ import { allRecords, effect, move, propose, PATH } from '../../contract/fixtures
 const dir = mkdtempSync(join(tmpdir(), 'interlock-sqlite-upgrade-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-/** A journal at version 3, written the way the version-3 store wrote it (one transaction per step). */
-function journalAtVersion3(file: string, walks: [ReturnType<typeof effect>, State][]): void {
+/** A journal at the baseline, written the way the baseline's store writes it (one transaction per step). */
+function journalAtBaseline(file: string, walks: [ReturnType<typeof effect>, State][]): void {
   const db = new Database(file)
   db.pragma('journal_mode = WAL')
   db.exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)`)
-  for (const m of loadMigrations('sqlite').filter((m) => m.version <= 3)) {
+  for (const m of loadMigrations('sqlite').filter((m) => m.version <= 1)) {
     db.exec(m.sql)
     db.prepare(`INSERT INTO schema_migrations VALUES (?, ?, ?, ?)`).run(m.version, m.name, m.checksum, '2030-01-01T00:00:00.000Z')
   }
@@ -43,10 +45,10 @@ function journalAtVersion3(file: string, walks: [ReturnType<typeof effect>, Stat
       const e = s.effect
       if (previousSeq === null) {
         db.prepare(
-          `INSERT INTO effects (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(e.id, e.thread, e.thread, e.target, e.action, s.tier, canonicalJson(effectJson(e)), s.state, s.seq, detailText, s.createdAt, s.updatedAt)
+          `INSERT INTO effects (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at, settled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(e.id, e.thread, e.thread, e.target, e.action, s.tier, canonicalJson(effectJson(e)), s.state, s.seq, detailText, s.createdAt, s.updatedAt, isTerminal(s.state) ? s.updatedAt : null)
       } else {
-        db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = ?, updated_at = ? WHERE id = ?`).run(s.state, s.seq, detailText, s.updatedAt, e.id)
+        db.prepare(`UPDATE effects SET state = ?, last_seq = ?, detail = ?, updated_at = ?, settled_at = ? WHERE id = ?`).run(s.state, s.seq, detailText, s.updatedAt, isTerminal(s.state) ? s.updatedAt : null, e.id)
       }
       current.set(e.id, s)
     }
@@ -66,11 +68,11 @@ function journalAtVersion3(file: string, walks: [ReturnType<typeof effect>, Stat
   db.close()
 }
 
-describe('SQLite journal upgraded from version 3 to 11', () => {
-  it('keeps every record and its chain, marks settled effects, and goes on appending', async () => {
-    const file = join(dir, 'v3.db')
+describe('SQLite journal upgraded from the baseline to the latest version', () => {
+  it('keeps every record and its chain, gains the later tables and indexes, and goes on appending', async () => {
+    const file = join(dir, 'v1.db')
     const [done, rejected, inFlight, held] = [effect('t1', 1), effect('t1', 2), effect('t2', 3), effect('t1', 4)]
-    journalAtVersion3(file, [
+    journalAtBaseline(file, [
       [done, 'COMMITTED'],
       [rejected, 'REJECTED'],
       [inFlight, 'DISPATCHED'],
@@ -86,6 +88,8 @@ describe('SQLite journal upgraded from version 3 to 11', () => {
       expect(raw.prepare(`SELECT max(version) FROM schema_migrations`).pluck().get()).toBe(loadMigrations('sqlite').at(-1)!.version)
       expect(raw.prepare(`SELECT * FROM journal_records ORDER BY journal, seq`).all()).toEqual(recordsBefore)
       expect(raw.prepare(`SELECT sql FROM sqlite_master WHERE name = 'journal_records'`).pluck().get()).toMatch(/WITHOUT ROWID/)
+      const objects = raw.prepare(`SELECT name FROM sqlite_master WHERE type IN ('table', 'index')`).pluck().all()
+      expect(objects).toEqual(expect.arrayContaining(['checkpoints', 'journal_bases', 'effects_created', 'effects_target_created']))
       const settled = raw.prepare(`SELECT id FROM effects WHERE settled_at IS NOT NULL ORDER BY id`).pluck().all()
       expect(settled).toEqual([done.id, rejected.id].sort())
       raw.close()
@@ -98,7 +102,7 @@ describe('SQLite journal upgraded from version 3 to 11', () => {
       expect((await store.list({ states: ['COMMITTED', 'REJECTED'] })).map((s) => s.effect.id).sort()).toEqual([done.id, rejected.id].sort())
       expect((await store.list({ states: ['HELD'] })).map((s) => s.effect.id)).toEqual([held.id])
 
-      // The chain goes on where version 3 left it, and the effect leaves the open set when it settles.
+      // The chain goes on where the baseline's store left it, and the effect leaves the open set when it settles.
       const [r] = await store.append([move(inFlight, 'DISPATCHED', 'COMMITTED', { receipt: 'r' })])
       expect(r).toMatchObject({ ok: true, record: { journal: 't2', seq: 4 } })
       expect((await store.scanInFlight()).effects.map((s) => s.effect.id)).toEqual([held.id])
