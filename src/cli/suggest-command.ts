@@ -8,6 +8,9 @@
  * rest are its arguments, kept in the suggestion. A command word typed alone
  * (`interlock status`) finds the commands it ends (`outbox status`).
  */
+import { editDistance as distance } from '../core/edit-distance.js'
+
+export { distance }
 
 export interface CommandCandidate {
   /** oclif id, words joined by ':' (`outbox:status`), or a topic's name. */
@@ -65,17 +68,4 @@ function closestSplit(words: readonly string[], candidate: CommandCandidate): { 
 /** Typos allowed for a candidate: about one in three characters, at least one. */
 function tolerance(id: string): number {
   return Math.max(1, Math.floor(id.length / 3))
-}
-
-/** Levenshtein distance: insertions, deletions and substitutions. */
-export function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = current
-  }
-  return previous[b.length]!
 }
