@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest'
 import { effectId, type EffectSnapshot } from '../../src/core/effect.js'
 import { decideTier } from '../../src/core/targets/mcp/tiers.js'
-import { chooseOccurrence, type Dedupe } from '../../src/integrations/mcp/occurrence.js'
+import { chooseOccurrence, type Dedupe } from '../../src/integrations/agent/occurrence.js'
 
 const base = { thread: 't', target: 'fs', action: 'edit_file', args: { path: 'list.txt' } }
 const NOW = Date.parse('2026-01-01T12:00:00Z')

@@ -1,8 +1,10 @@
 /**
- * Which effect a tool call is. The effect id comes from what the call is
- * (thread, tool, arguments, key), so the same call made twice on purpose
- * (append the same line twice) looks exactly like a retry. The proxy tells
- * them apart by the tool's `dedupe` setting, looking at the last identical
+ * Which effect a tool call is, when nothing names it: the MCP proxy's calls,
+ * and an agent framework's calls whose own call id does not survive a
+ * resume. The effect id comes from what the call is (thread, tool,
+ * arguments, key), so the same call made twice on purpose (append the same
+ * line twice) looks exactly like a retry. They are told apart by the tool's
+ * `dedupe` setting, looking at the last identical
  * call's effect (the first is keyless; the n-th repeat has key `repeat-<n>`):
  *
  * | the last identical call is…          | window (default)              | always | marked              |
@@ -17,10 +19,14 @@
  * identical one; a call with `_meta["interlock/key"]` is always the effect of
  * that key. The trade-off is the README's ("Repeats and retries").
  */
-import type { McpToolConfig } from '../../core/config/types.js'
 import { effectId, type EffectInput, type EffectSnapshot } from '../../core/effect.js'
 
-export type Dedupe = Pick<McpToolConfig, 'dedupe' | 'dedupeWindowMs'>
+/** As an MCP tool's `dedupe` and `dedupe_window` (core/config/types.ts McpToolConfig). */
+export interface Dedupe {
+  dedupe: 'window' | 'always' | 'marked'
+  /** dedupe = "window": how long after the identical call committed it still counts as a retry. */
+  dedupeWindowMs: number
+}
 
 export interface Occurrence {
   key?: string
