@@ -94,7 +94,7 @@ describe('the server dies after applying the call (its answer lost)', () => {
     expect(r.isError).toBeFalsy()
     const id = resultMeta(r)['interlock/effect'] as string
     expect(resultMeta(r)).toMatchObject({ 'interlock/state': 'COMMITTED' })
-    expect(resultText(r)).toContain('the server\'s own record shows it')
+    expect(resultText(r)).toContain('own record shows it')
     expect(reached(join(cwd, 'wire.log'), id)).toBe(1)
     const entity = memoryLedger(join(cwd, 'memory.jsonl')).find((e) => e.name === 'alice')
     expect(entity?.observations).toEqual(['likes tea', 'drinks coffee now', `interlock-effect ${id}`])

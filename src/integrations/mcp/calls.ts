@@ -22,12 +22,14 @@ import type { SubmitOutcome } from '../../core/outcome.js'
 import type { McpTarget, Read, UpstreamLink } from '../../core/targets/mcp/index.js'
 import { answerOf } from './answers.js'
 import { readCallMeta } from './meta.js'
+import { submitAndCarry, type RunMode } from '../agent/carry.js'
+import { refusedWords } from '../agent/words.js'
 import { chooseOccurrence } from '../agent/occurrence.js'
 import type { ThreadReads } from './reads.js'
 import { DEFAULTS } from '../../core/config/defaults.js'
 import { parseDuration } from '../../core/config/policy.js'
 
-export type ProxyMode = 'inline' | 'outbox'
+export type ProxyMode = RunMode
 
 export interface DeskOptions {
   interlock: Interlock
@@ -103,7 +105,7 @@ export class CallDesk {
         // Premises only for a call not journaled yet: a journaled one keeps those it was proposed with.
         const premises = isNew ? await target.premisesFor(tool, input.args, (r) => this.o.reads.recall(input.thread, r), origin.read) : undefined
         const submitted = premises ? { ...input, premises } : input
-        outcome = this.o.mode === 'inline' ? await this.inline(submitted, id, isNew) : await this.outbox(submitted)
+        outcome = await this.submit(submitted, isNew)
       } catch (e) {
         return refusal(e, interlock)
       }
@@ -113,36 +115,15 @@ export class CallDesk {
     }
   }
 
-  private async inline(input: EffectInput, id: string, isNew: boolean): Promise<SubmitOutcome> {
-    const gate = this.o.interlock.gate
-    const outcome = await gate.submit(input)
-    // A new call that ends in flight has spent its tries; recovery (the next start, or the next identical call) finishes it.
-    if (isNew || outcome.status !== 'in_flight' || outcome.notBefore) return outcome
-    // Journaled before and nobody here carries it on (a crash, or a release since): carry it on, by its tier.
-    const report = await gate.recover({ filter: (s) => s.effect.id === id })
-    const mine = report.effects.find((e) => e.effectId === id)
-    if (mine?.error) this.o.log(`effect ${id.slice(0, 12)}: could not be carried on: ${mine.error}`)
-    return mine?.outcome ?? outcome
-  }
-
-  private async outbox(input: EffectInput): Promise<SubmitOutcome> {
-    const handle = await this.o.interlock.outbox.submit(input)
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<SubmitOutcome>((resolve) => {
-      timer = setTimeout(() => resolve({ status: 'in_flight', effectId: handle.effectId, state: handle.state, reason: `proposed; no relay had finished it within ${this.o.waitMs} ms` }), this.o.waitMs)
-    })
-    try {
-      return await Promise.race([handle.result(), late])
-    } finally {
-      clearTimeout(timer)
-    }
+  private async submit(input: EffectInput, isNew: boolean): Promise<SubmitOutcome> {
+    return submitAndCarry(this.o.interlock, input, { mode: this.o.mode, waitMs: this.o.waitMs, isNew, log: this.o.log })
   }
 }
 
 /** A call refused before or by the gate for what it is (bad arguments, a secret in them): a tool error the model can read. */
 function refusal(e: unknown, interlock: Interlock): JsonObject {
   if (e instanceof InputError || (isInterlockError(e) && e.exitCode === 2)) {
-    return { content: [{ type: 'text', text: interlock.scrub(`Refused, nothing was sent or journaled: ${e.message}`) }], isError: true }
+    return { content: [{ type: 'text', text: refusedWords(e.message, interlock).text }], isError: true }
   }
   throw e
 }
