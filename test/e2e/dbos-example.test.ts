@@ -20,6 +20,7 @@
  * steps and die at the same moment: DBOS runs the step again and the service
  * applies it twice.
  */
+import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
@@ -176,5 +177,23 @@ describe('the DBOS example SIGKILLed inside a step, after the service applied th
     expect(resumed.json, resumed.stderr).toMatchObject({ workflowID, status: 'SUCCESS' })
     expect(applied(order)).toEqual({ refunds: 1, notes: 1, mails: 1 })
     expect(world.sendgrid.requests.filter((q) => q.method === 'POST' && q.path === '/v3/mail/send')).toHaveLength(1)
+  })
+})
+
+describe('counter-tests: the same calls from bare DBOS steps, SIGKILLed at the same moment', () => {
+  const repo = join(import.meta.dirname, '../..')
+  const bare = (args: string[], env: Record<string, string> = {}) => runNode(repo, 'test/e2e/dbos-bare-child.ts', args, { ...world.env, ...env })
+
+  it.each([
+    ['refund', { refunds: 2, notes: 0, mails: 1 }],
+    ['email', { refunds: 1, notes: 0, mails: 2 }],
+  ] as const)('killed after the %s landed: DBOS runs the step again and the service applies it twice', async (step, twice) => {
+    const { workflowID, order } = newOrder()
+    const killed = await bare(['start', workflowID, JSON.stringify(order)], { BARE_CRASH_AFTER: step })
+    expect(killed.signal, killed.stderr).toBe('SIGKILL')
+
+    const resumed = await bare(['resume', workflowID])
+    expect(resumed.json, resumed.stderr).toMatchObject({ workflowID, status: 'SUCCESS' })
+    expect(applied(order)).toEqual(twice)
   })
 })
