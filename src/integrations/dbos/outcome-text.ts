@@ -16,7 +16,7 @@ export function outcomeText(o: SubmitOutcome, what: string): Said {
   switch (o.status) {
     case 'ambiguous':
       return {
-        message: `AMBIGUOUS: effect ${id}, ${what}, was sent and nobody can know whether it took effect: ${o.reason}. It will not be sent again on its own.`,
+        message: `AMBIGUOUS: effect ${id}, ${what}, was sent and nobody can know whether it took effect: ${clause(o.reason)}. It will not be sent again on its own.`,
         hint: `An operator checks the target and resolves it:\n  interlock outbox resolve ${id} --applied    (or --not-applied)`,
       }
     case 'rejected':
@@ -26,7 +26,7 @@ export function outcomeText(o: SubmitOutcome, what: string): Said {
       }
     case 'failed':
       return {
-        message: `Failed: the target refused effect ${id}, ${what}: ${o.reason}. It did not take effect.`,
+        message: `Failed: the target refused effect ${id}, ${what}: ${clause(o.reason)}. It did not take effect.`,
         hint: `See what the target answered: interlock outbox show ${id}`,
       }
     case 'held':
@@ -42,4 +42,9 @@ export function outcomeText(o: SubmitOutcome, what: string): Said {
     case 'committed':
       return { message: `Committed: effect ${id}, ${what}.`, hint: '' }
   }
+}
+
+/** A reason set inside a sentence: without the full stop a service may end it with. */
+function clause(reason: string): string {
+  return reason.replace(/[.\s]+$/, '')
 }
