@@ -16,16 +16,28 @@
  * - killed after Interlock journaled COMMITTED (before DBOS's checkpoint),
  *   even tier 3 is answered from the journal: sent once, the workflow ends well.
  *
+ * A refund a rule holds for operators waits in the workflow, durably: the
+ * process is SIGKILLed while it waits, an operator releases the refund, a
+ * message on the effect's wake topic is sent, and the restarted process
+ * carries the workflow on from where it waited; refunded once.
+ *
  * The counter-tests (dbos-bare-child.ts) make the same calls from bare DBOS
  * steps and die at the same moment: DBOS runs the step again and the service
  * applies it twice.
  */
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { DBOSClient } from '@dbos-inc/dbos-sdk'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { systemClock } from '../../src/core/clock.js'
+import { generateKeyPair } from '../../src/core/crypto/keys.js'
+import { releaseEffect } from '../../src/core/outbox/release.js'
+import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
 import { assertCliBuilt } from '../helpers/cli.js'
-import { checkpointedSteps, exampleProject, query, runNode, startEmulators, stopAll, type Emulators, type ExampleProject, type NodeRun } from '../helpers/dbos-world.js'
+import { INTERLOCK_EVENT, wakeTopic } from '../../src/integrations/dbos/index.js'
+import { checkpointedSteps, exampleProject, query, runNode, startEmulators, startNode, stopAll, type Emulators, type ExampleProject, type NodeRun } from '../helpers/dbos-world.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js'
 
 let db: TestDatabase
@@ -63,7 +75,7 @@ interface Order {
 function newOrder(): { workflowID: string; order: Order } {
   const n = ++seq
   const order = { id: `order-${n}`, charge: `ch_${n}`, amount: '12.50', currency: 'usd', email: `customer${n}@example.com` }
-  world.stripe.seedCharge({ id: order.charge, amount: 5000, currency: 'usd' })
+  world.stripe.seedCharge({ id: order.charge, amount: 100_000, currency: 'usd' })
   return { workflowID: `return-${n}-${Date.now()}`, order }
 }
 
@@ -195,5 +207,63 @@ describe('counter-tests: the same calls from bare DBOS steps, SIGKILLed at the s
     const resumed = await bare(['resume', workflowID])
     expect(resumed.json, resumed.stderr).toMatchObject({ workflowID, status: 'SUCCESS' })
     expect(applied(order)).toEqual(twice)
+  })
+})
+
+describe('the DBOS example with a refund held for operators', () => {
+  const alice = generateKeyPair('operator', 'alice')
+  const rule = { name: 'large-refunds', target: 'payments', when: [{ arg: 'amount', above: '100.00', currency: 'USD' }], quorum: 1, releaseTtlMs: 3_600_000 }
+
+  /** The example's interlock.toml, plus an operator and a rule holding refunds above 100.00 USD. */
+  function heldConfig(): string {
+    const file = join(project.dir, 'held.toml')
+    const extra = `
+[[operators]]
+name = "alice"
+public_key = "${alice.publicKey}"
+
+[[policy.rules]]
+name = "large-refunds"
+target = "payments"
+when = [{ arg = "amount", above = "100.00", currency = "USD" }]
+quorum = 1
+`
+    writeFileSync(file, readFileSync(join(project.dir, 'interlock.toml'), 'utf8') + extra)
+    return file
+  }
+
+  it('waits for the release without a step retry, across a SIGKILL, and refunds once when released and woken', async () => {
+    const config = heldConfig()
+    const { workflowID, order } = newOrder()
+    order.amount = '250.00'
+    const client = await DBOSClient.create({ systemDatabaseUrl: db.url })
+    try {
+      const first = startNode(project.dir, 'returns.ts', ['start', workflowID, JSON.stringify(order)], { ...world.env, DBOS_LOG_LEVEL: 'error', INTERLOCK_CONFIG: config })
+      let waiting: Record<string, string> | null = null
+      // Until the child has launched, DBOS's tables may not exist yet in this database.
+      for (let i = 0; i < 300 && !waiting; i++) {
+        waiting = await client.getEvent<Record<string, string>>(workflowID, INTERLOCK_EVENT, { timeoutSeconds: 0.1 }).catch(() => null)
+        if (!waiting) await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(waiting).toMatchObject({ step: 'refund', status: 'held', rule: 'large-refunds' })
+      first.child.kill('SIGKILL')
+      expect((await first.done).signal).toBe('SIGKILL')
+      expect(applied(order)).toEqual({ refunds: 0, notes: 0, mails: 0 })
+      // The submit step ended well, its HELD outcome checkpointed: nothing failed, nothing to retry.
+      expect(await checkpointedSteps(db.url, workflowID)).toContainEqual({ name: 'refund', error: false })
+
+      const effectId = waiting!.effectId!
+      await withStore(async (store) => {
+        await releaseEffect({ store, operators: [{ name: 'alice', publicKey: alice.publicKey }], policy: new RulesPolicy([rule]), key: alice, clock: systemClock }, effectId)
+      })
+      await client.send(workflowID, 'released', wakeTopic(effectId))
+
+      const resumed = await run(['resume', workflowID], { INTERLOCK_CONFIG: config })
+      expect(resumed.json, resumed.stdout + resumed.stderr).toMatchObject({ workflowID, status: 'SUCCESS', result: { refund: effectId } })
+      expect(applied(order)).toEqual({ refunds: 1, notes: 1, mails: 1 })
+      expect(world.stripe.count(effectId)).toBe(1)
+    } finally {
+      await client.destroy()
+    }
   })
 })

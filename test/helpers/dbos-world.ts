@@ -82,8 +82,14 @@ const running = new Set<ChildProcess>()
 
 /** Runs `node <file> ...args` in `cwd` (Node strips the types of a .ts file itself) and waits for it to end. */
 export function runNode(cwd: string, file: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<NodeRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file, ...args], {
+  return startNode(cwd, file, args, env, timeoutMs).done
+}
+
+/** Starts `node <file> ...args` in `cwd`; `done` settles when it ends (killed after `timeoutMs`, and then rejected). */
+export function startNode(cwd: string, file: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): { child: ChildProcess; done: Promise<NodeRun> } {
+  let child!: ChildProcess
+  const done = new Promise<NodeRun>((resolve, reject) => {
+    child = spawn(process.execPath, [file, ...args], {
       cwd,
       env: { PATH: process.env.PATH ?? '', HOME: cwd, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -104,6 +110,7 @@ export function runNode(cwd: string, file: string, args: string[], env: Record<s
       resolve({ code, signal, stdout, stderr, json: lastJson(stdout) })
     })
   })
+  return { child, done }
 }
 
 /** SIGKILLs every process started here that is still running. */
