@@ -9,15 +9,19 @@
  *   an error naming the effect, never retried; HELD and in-flight effects
  *   are waited on in the workflow (no step retry), durably, and a message on
  *   the effect's wake topic ends the wait at once;
- * - submitInStep in a step of the user's own, with DBOS retries on.
+ * - submitInStep in a step of the user's own, with DBOS retries on;
+ * - outbox mode: the step proposes, a relay sends, the workflow gets its outcome.
  */
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { JsonObject } from '../../../src/core/canonical-json.js'
 import { systemClock } from '../../../src/core/clock.js'
 import type { OperatorConfig } from '../../../src/core/config/types.js'
+import { parseConfig } from '../../../src/core/config/load.js'
 import { generateKeyPair } from '../../../src/core/crypto/keys.js'
 import { Gate } from '../../../src/core/gate.js'
+import { openInterlock, type Interlock } from '../../../src/core/interlock.js'
+import { Relay } from '../../../src/core/relay/relay.js'
 import { releaseEffect } from '../../../src/core/outbox/release.js'
 import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { openStore } from '../../../src/core/stores/open.js'
@@ -75,6 +79,8 @@ const ownStep = DBOS.registerStep(
 )
 const ownStepWorkflow = DBOS.registerWorkflow(async (effect: StepEffect) => ownStep(effect), { name: 'ownStepWorkflow' })
 const stepInStep = DBOS.registerWorkflow(async (effect: StepEffect) => DBOS.runStep(() => interlockStep(gate, 'pay', effect), { name: 'outer' }), { name: 'stepInStep' })
+let outboxSide: Interlock
+const throughOutbox = DBOS.registerWorkflow(async (effect: StepEffect) => interlockStep(outboxSide, 'pay', effect, { mode: 'outbox', pollMs: 100 }), { name: 'throughOutbox' })
 const namedThread = DBOS.registerWorkflow(async (effect: StepEffect, thread?: string) => interlockStep(gate, 'pay', effect, thread ? { thread } : {}), { name: 'namedThread' })
 
 beforeAll(async () => {
@@ -295,5 +301,32 @@ describe('effects that wait: in the workflow, durably, without a step retry', ()
       { name: 'pay', error: false },
       { name: 'pay:look', error: false },
     ])
+  })
+})
+
+describe('outbox mode: the step proposes, a relay sends', () => {
+  it("the workflow ends with the relay's outcome, the thread and key its own; refunded once", async () => {
+    const toml = `[store]\nkind = "postgres"\nurl = "${db.url}"\nschema = "interlock"\n\n[targets.payments]\ntype = "stripe"\napi_key = "\${STRIPE_API_KEY}"\nbase_url = "${stripe.url}"\n`
+    outboxSide = await openInterlock({ config: parseConfig(toml, { file: '/tmp/interlock.toml', env: { STRIPE_API_KEY: stripe.apiKey } }) })
+    const relay = new Relay({
+      store: outboxSide.store,
+      targets: [new StripeRefundTarget('payments', { apiKey: stripe.apiKey, baseUrl: stripe.url, timeoutMs: 2000, connectTimeoutMs: 1000 })],
+      relayId: 'dbos-test-relay',
+      key: generateKeyPair('relay', 'dbos-test-relay'),
+      policy: new RulesPolicy([]),
+      pollMs: 20,
+    })
+    await relay.start()
+    try {
+      const ch = charge()
+      const id = wfId('outbox')
+      const o = await (await DBOS.startWorkflow(throughOutbox, { workflowID: id })(refund(ch))).getResult()
+      expect(o).toMatchObject({ status: 'committed' })
+      expect((await store.get(o.effectId))?.effect).toMatchObject({ thread: `dbos:${id}`, key: 'pay#0' })
+      expect(refundsOn(ch)).toBe(1)
+    } finally {
+      await relay.stop()
+      await outboxSide.close()
+    }
   })
 })
