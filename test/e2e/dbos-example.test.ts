@@ -267,3 +267,28 @@ quorum = 1
     }
   })
 })
+
+describe('the package entry points', () => {
+  /** What importing `specifier` from the example's project resolves under @dbos-inc/ (module.registerHooks sees import and require alike). */
+  async function dbosModulesLoadedBy(specifier: string): Promise<number> {
+    const probe = join(project.dir, 'probe.mjs')
+    writeFileSync(
+      probe,
+      `import { registerHooks } from 'node:module'
+const seen = []
+registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.push(r.url); return r } })
+await import(process.argv[2])
+console.log(JSON.stringify({ dbos: seen.filter((u) => u.includes('/@dbos-inc/')).length, seen: seen.length }))
+`,
+    )
+    const r = await runNode(project.dir, 'probe.mjs', [specifier], {})
+    expect(r.json, r.stderr).toBeDefined()
+    expect(r.json!.seen).toBeGreaterThan(10)
+    return r.json!.dbos as number
+  }
+
+  it("importing agent-interlock loads nothing of DBOS; agent-interlock/dbos does (DBOS is an optional peer, the subpath's alone)", async () => {
+    expect(await dbosModulesLoadedBy('agent-interlock')).toBe(0)
+    expect(await dbosModulesLoadedBy('agent-interlock/dbos')).toBeGreaterThan(0)
+  })
+})
