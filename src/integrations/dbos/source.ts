@@ -5,6 +5,7 @@
  * already submitted, carrying it on where this process is the one to.
  */
 import { effectId, type EffectInput } from '../../core/effect.js'
+import { InputError } from '../../core/errors.js'
 import type { Gate } from '../../core/gate.js'
 import type { Interlock } from '../../core/interlock.js'
 import { outcomeOf, type SubmitOutcome } from '../../core/outcome.js'
@@ -28,7 +29,7 @@ const SETTLE_MS = 5_000
 export function routeOf(source: InterlockSource, mode: SourceMode = 'inline'): EffectRoute {
   const interlock = isInterlock(source) ? source : undefined
   if (mode === 'outbox') {
-    if (!interlock) throw new TypeError("mode 'outbox' needs an Interlock (openInterlock()), not a bare Gate")
+    if (!interlock) throw new InputError("mode 'outbox' needs an Interlock, not a bare Gate: the outbox is the Interlock's", { hint: 'Pass the Interlock from openInterlock(), or leave mode at its default, inline.' })
     return outboxRoute(interlock, SETTLE_MS)
   }
   return gateRoute(interlock ? interlock.gate : (source as Gate))
