@@ -170,7 +170,8 @@ describe('the DBOS example SIGKILLed inside a step, after the service applied th
     const { code, effectId, message, hint } = error!.error
     expect(code).toBe('E_EFFECT_AMBIGUOUS')
     expect(effectId).toMatch(/^[0-9a-f]{64}$/)
-    expect(message).toContain(`AMBIGUOUS: effect ${effectId}, send on mail (step "email" of DBOS workflow ${workflowID})`)
+    expect(message).toContain(`AMBIGUOUS: this call (send on mail, effect ${effectId}) was sent, and nobody can know whether it took effect`)
+    expect(message).toContain(`(step "email" of DBOS workflow ${workflowID})`)
     expect(hint).toContain(`interlock outbox resolve ${effectId} --applied`)
     expect(applied(order)).toEqual({ refunds: 1, notes: 1, mails: 1 })
 

@@ -19,7 +19,7 @@
  */
 import { ExitCode, InputError, InterlockError, type InterlockErrorOptions } from '../../core/errors.js'
 import type { SubmitOutcome } from '../../core/outcome.js'
-import { outcomeText } from './outcome-text.js'
+import { outcomeText, type Place } from './outcome-text.js'
 
 /** Why the step stopped: the effect's outcome, or a wait that ran out. */
 export type StepStopStatus = 'ambiguous' | 'rejected' | 'failed' | 'held' | 'wait-timeout'
@@ -53,14 +53,14 @@ export class InterlockStepError extends InterlockError {
 }
 
 /** The error for an outcome that ends the step: AMBIGUOUS, REJECTED, FAILED, or HELD when the step may not wait. */
-export function stepError(outcome: SubmitOutcome & { status: 'ambiguous' | 'rejected' | 'failed' | 'held' }, what: string): InterlockStepError {
-  const said = outcomeText(outcome, what)
+export function stepError(outcome: SubmitOutcome & { status: 'ambiguous' | 'rejected' | 'failed' | 'held' }, at: Place): InterlockStepError {
+  const said = outcomeText(outcome, at)
   return new InterlockStepError(outcome.status, outcome, said.message, { hint: said.hint, context: { effectId: outcome.effectId } })
 }
 
 /** The step waited as long as it was allowed and the effect is still HELD or in flight. */
-export function waitTimeoutError(outcome: SubmitOutcome, what: string, waitedMs: number): InterlockStepError {
-  const said = outcomeText(outcome, what)
+export function waitTimeoutError(outcome: SubmitOutcome & { status: 'held' | 'in_flight' }, at: Place, waitedMs: number): InterlockStepError {
+  const said = outcomeText(outcome, at)
   return new InterlockStepError('wait-timeout', outcome, `Stopped waiting after ${waitedMs} ms. ${said.message}`, {
     hint: `The effect stays journaled and is never sent twice. ${said.hint}`,
     context: { effectId: outcome.effectId },

@@ -9,4 +9,4 @@
 export { interlockStep, submitInStep, INTERLOCK_EVENT, type StepEffect, type StepOutcome, type CommittedOutcome, type InterlockStepOptions, type SubmitInStepOptions } from './step.js'
 export { InterlockStepError, isInterlockStepError, interlockShouldRetry, type StepStopStatus } from './errors.js'
 export { dbosThread, stepKey, workflowIdOf, wakeTopic, THREAD_PREFIX } from './identity.js'
-export type { InterlockSource, SourceMode } from './source.js'
+export type { RunMode } from './source.js'

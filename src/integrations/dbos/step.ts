@@ -27,7 +27,9 @@ import { InputError } from '../../core/errors.js'
 import type { SubmitOutcome } from '../../core/outcome.js'
 import { interlockShouldRetry, stepError, waitTimeoutError } from './errors.js'
 import { currentStep, wakeTopic } from './identity.js'
-import { routeOf, type InterlockSource, type SourceMode } from './source.js'
+import type { Interlock } from '../../core/interlock.js'
+import type { Place } from './outcome-text.js'
+import { lookAgain, submitEffect, type RunMode } from './source.js'
 
 /** The effect a step makes: its thread and key come from the workflow and the step. */
 export type StepEffect = Omit<EffectInput, 'thread' | 'key'>
@@ -37,8 +39,8 @@ export type CommittedOutcome = Extract<SubmitOutcome, { status: 'committed' }>
 export type StepOutcome = Extract<SubmitOutcome, { status: 'committed' | 'held' | 'in_flight' }>
 
 export interface SubmitInStepOptions {
-  /** 'inline' (default): this process journals and sends. 'outbox': it proposes and a relay sends (needs an Interlock). */
-  mode?: SourceMode
+  /** 'inline' (default): this process journals and sends (interlock.gate). 'outbox': it proposes and a relay sends (interlock.outbox). */
+  mode?: RunMode
   /** The effect's thread instead of `dbos:<workflow ID>`. */
   thread?: string
 }
@@ -59,22 +61,23 @@ export const INTERLOCK_EVENT = 'interlock'
 
 const DEFAULT_POLL_MS = 30_000
 
-export async function submitInStep(source: InterlockSource, name: string, effect: StepEffect, options: SubmitInStepOptions = {}): Promise<StepOutcome> {
+export async function submitInStep(interlock: Interlock, name: string, effect: StepEffect, options: SubmitInStepOptions = {}): Promise<StepOutcome> {
   checkName(name)
-  const o = await routeOf(source, options.mode).submit({ ...effect, ...currentStep(name, options.thread) })
-  return goOn(o, name, effect)
+  const o = await submitEffect(interlock, { ...effect, ...currentStep(name, options.thread) }, options.mode ?? 'inline')
+  if (o.status === 'ambiguous' || o.status === 'rejected' || o.status === 'failed') throw stepError(o, place(interlock, name, effect))
+  return o
 }
 
-export async function interlockStep(source: InterlockSource, name: string, effect: StepEffect, options: InterlockStepOptions = {}): Promise<CommittedOutcome> {
+export async function interlockStep(interlock: Interlock, name: string, effect: StepEffect, options: InterlockStepOptions = {}): Promise<CommittedOutcome> {
   checkName(name)
   if (!DBOS.isInWorkflow()) {
     throw new InputError(`interlockStep("${name}") is called from a DBOS workflow function, outside its steps`, {
       hint: 'Inside a step of your own (DBOS.runStep, DBOS.registerStep), call submitInStep() instead.',
     })
   }
-  const route = routeOf(source, options.mode)
+  const mode = options.mode ?? 'inline'
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS
-  const submitted = await DBOS.runStep(() => route.submit({ ...effect, ...currentStep(name, options.thread) }), stepConfig(name, options.step))
+  const submitted = await DBOS.runStep(() => submitEffect(interlock, { ...effect, ...currentStep(name, options.thread) }, mode), stepConfig(name, options.step))
   let o: SubmitOutcome = submitted
   let started: number | undefined
   let shown = ''
@@ -82,12 +85,12 @@ export async function interlockStep(source: InterlockSource, name: string, effec
     if (o.status === 'committed' || o.status === 'ambiguous' || o.status === 'rejected' || o.status === 'failed' || (o.status === 'held' && options.held === 'fail')) {
       if (shown) await DBOS.setEvent(INTERLOCK_EVENT, waitingOn(name, o))
       if (o.status === 'committed') return o
-      throw stepError(o, describe(name, effect))
+      throw stepError(o, place(interlock, name, effect))
     }
     // HELD or in flight: wait here, in the workflow, where waiting costs no retry and survives a restart.
     const now = await DBOS.now()
     started ??= now
-    if (options.waitTimeoutMs !== undefined && now - started >= options.waitTimeoutMs) throw waitTimeoutError(o, describe(name, effect), now - started)
+    if (options.waitTimeoutMs !== undefined && now - started >= options.waitTimeoutMs) throw waitTimeoutError(o, place(interlock, name, effect), now - started)
     const mark = o.status === 'in_flight' ? `${o.state}:${o.notBefore ?? ''}` : 'HELD'
     if (mark !== shown) {
       await DBOS.setEvent(INTERLOCK_EVENT, waitingOn(name, o))
@@ -97,14 +100,8 @@ export async function interlockStep(source: InterlockSource, name: string, effec
     if (options.waitTimeoutMs !== undefined) waitMs = Math.min(waitMs, started + options.waitTimeoutMs - now)
     await DBOS.recv(wakeTopic(o.effectId), { timeoutSeconds: Math.max(waitMs, 1) / 1000 })
     const id = o.effectId
-    o = await DBOS.runStep(() => route.carry(id, Date.now()), { name: `${name}:look` })
+    o = await DBOS.runStep(() => lookAgain(interlock, id, mode, Date.now()), { name: `${name}:look` })
   }
-}
-
-/** AMBIGUOUS, REJECTED and FAILED end the step with their error; the rest go on. */
-function goOn(o: SubmitOutcome, name: string, effect: StepEffect): StepOutcome {
-  if (o.status === 'ambiguous' || o.status === 'rejected' || o.status === 'failed') throw stepError(o, describe(name, effect))
-  return o
 }
 
 function stepConfig(name: string, step: InterlockStepOptions['step']): StepConfig & { name: string } {
@@ -123,9 +120,10 @@ function waitingOn(step: string, o: SubmitOutcome): Record<string, string> {
   return v
 }
 
-function describe(name: string, effect: StepEffect): string {
+/** How errors name the step: its effect, the step and its workflow; secrets of the config scrubbed. */
+function place(interlock: Interlock, name: string, effect: StepEffect): Place {
   const wf = DBOS.workflowID
-  return `${effect.action} on ${effect.target} (step "${name}"${wf ? ` of DBOS workflow ${wf}` : ''})`
+  return { step: `step "${name}"${wf ? ` of DBOS workflow ${wf}` : ''}`, target: effect.target, action: effect.action, scrub: (t) => interlock.scrub(t) }
 }
 
 function checkName(name: string): void {

@@ -16,17 +16,13 @@ import { DBOS } from '@dbos-inc/dbos-sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { JsonObject } from '../../../src/core/canonical-json.js'
 import { systemClock } from '../../../src/core/clock.js'
-import type { OperatorConfig } from '../../../src/core/config/types.js'
 import { parseConfig } from '../../../src/core/config/load.js'
 import { generateKeyPair } from '../../../src/core/crypto/keys.js'
-import { Gate } from '../../../src/core/gate.js'
 import { openInterlock, type Interlock } from '../../../src/core/interlock.js'
 import { Relay } from '../../../src/core/relay/relay.js'
 import { releaseEffect } from '../../../src/core/outbox/release.js'
-import { RulesPolicy } from '../../../src/core/policy/rules.js'
 import { openStore } from '../../../src/core/stores/open.js'
 import type { Store } from '../../../src/core/stores/store.js'
-import { SendgridMailTarget } from '../../../src/core/targets/sendgrid/index.js'
 import { StripeRefundTarget } from '../../../src/core/targets/stripe/index.js'
 import {
   INTERLOCK_EVENT,
@@ -45,14 +41,12 @@ import { checkpointedSteps } from '../../helpers/dbos-world.js'
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
 
 const alice = generateKeyPair('operator', 'alice')
-const operators: OperatorConfig[] = [{ name: 'alice', publicKey: alice.publicKey }]
-const policy = new RulesPolicy([{ name: 'large-refunds', target: 'payments', when: [{ arg: 'amount', above: '100.00', currency: 'USD' }], quorum: 1, releaseTtlMs: 3_600_000 }])
 
 let db: TestDatabase
 let store: Store
 let stripe: StripeEmulator
 let sendgrid: SendgridEmulator
-let gate: Gate
+let interlock: Interlock
 let seq = 0
 
 const refund = (charge: string, amount = '12.50', premises?: JsonObject): StepEffect => ({
@@ -64,39 +58,63 @@ const refund = (charge: string, amount = '12.50', premises?: JsonObject): StepEf
 const mail = (to: string): StepEffect => ({ target: 'mail', action: 'send', args: { from: 'shop@example.com', to, subject: 'Your refund', text: 'Done.' } })
 
 // Workflows are registered before DBOS.launch(), as DBOS requires.
-const oneStep = DBOS.registerWorkflow(async (effect: StepEffect, options: InterlockStepOptions) => interlockStep(gate, 'pay', effect, options), { name: 'oneStep' })
+const oneStep = DBOS.registerWorkflow(async (effect: StepEffect, options: InterlockStepOptions) => interlockStep(interlock, 'pay', effect, options), { name: 'oneStep' })
 const twoAlike = DBOS.registerWorkflow(
-  async (effect: StepEffect) => [await interlockStep(gate, 'pay', effect), await interlockStep(gate, 'pay', effect)],
+  async (effect: StepEffect) => [await interlockStep(interlock, 'pay', effect), await interlockStep(interlock, 'pay', effect)],
   { name: 'twoAlike' },
 )
 let ownStepAttempts = 0
 const ownStep = DBOS.registerStep(
   async (effect: StepEffect) => {
     ownStepAttempts++
-    return submitInStep(gate, 'mine', effect)
+    return submitInStep(interlock, 'mine', effect)
   },
   { name: 'own-step', retriesAllowed: true, maxAttempts: 3, intervalSeconds: 0.01, shouldRetry: interlockShouldRetry },
 )
 const ownStepWorkflow = DBOS.registerWorkflow(async (effect: StepEffect) => ownStep(effect), { name: 'ownStepWorkflow' })
-const stepInStep = DBOS.registerWorkflow(async (effect: StepEffect) => DBOS.runStep(() => interlockStep(gate, 'pay', effect), { name: 'outer' }), { name: 'stepInStep' })
-let outboxSide: Interlock
-const throughOutbox = DBOS.registerWorkflow(async (effect: StepEffect) => interlockStep(outboxSide, 'pay', effect, { mode: 'outbox', pollMs: 100 }), { name: 'throughOutbox' })
-const namedThread = DBOS.registerWorkflow(async (effect: StepEffect, thread?: string) => interlockStep(gate, 'pay', effect, thread ? { thread } : {}), { name: 'namedThread' })
+const stepInStep = DBOS.registerWorkflow(async (effect: StepEffect) => DBOS.runStep(() => interlockStep(interlock, 'pay', effect), { name: 'outer' }), { name: 'stepInStep' })
+const throughOutbox = DBOS.registerWorkflow(async (effect: StepEffect) => interlockStep(interlock, 'pay', effect, { mode: 'outbox', pollMs: 100 }), { name: 'throughOutbox' })
+const namedThread = DBOS.registerWorkflow(async (effect: StepEffect, thread?: string) => interlockStep(interlock, 'pay', effect, thread ? { thread } : {}), { name: 'namedThread' })
 
 beforeAll(async () => {
   db = await createTestDatabase()
   store = await openStore({ kind: 'postgres', url: db.url, schema: 'interlock' }, { autoInstall: true })
   stripe = await new StripeEmulator().start()
   sendgrid = await new SendgridEmulator().start()
-  gate = new Gate({
-    store,
-    targets: [
-      new StripeRefundTarget('payments', { apiKey: stripe.apiKey, baseUrl: stripe.url, timeoutMs: 2000, connectTimeoutMs: 1000 }),
-      new SendgridMailTarget('mail', { apiKey: sendgrid.apiKey, baseUrl: sendgrid.url, timeoutMs: 2000, connectTimeoutMs: 1000 }),
-    ],
-    policy,
-    retry: { maxAttempts: 2, backoffMs: 1 },
-  })
+  // Everything from one interlock.toml, as an app has it: the journal in DBOS's database, two targets, a rule holding
+  // refunds above 100.00 USD for one operator, two tries per dispatch.
+  const toml = `[store]
+kind = "postgres"
+url = "${db.url}"
+schema = "interlock"
+
+[gate]
+max_attempts = 2
+backoff_ms = 1
+
+[targets.payments]
+type = "stripe"
+api_key = "\${STRIPE_API_KEY}"
+base_url = "${stripe.url}"
+timeout_ms = 2000
+
+[targets.mail]
+type = "sendgrid"
+api_key = "\${SENDGRID_API_KEY}"
+base_url = "${sendgrid.url}"
+timeout_ms = 2000
+
+[[operators]]
+name = "alice"
+public_key = "${alice.publicKey}"
+
+[[policy.rules]]
+name = "large-refunds"
+target = "payments"
+when = [{ arg = "amount", above = "100.00", currency = "USD" }]
+quorum = 1
+`
+  interlock = await openInterlock({ config: parseConfig(toml, { file: '/tmp/interlock.toml', env: { STRIPE_API_KEY: stripe.apiKey, SENDGRID_API_KEY: sendgrid.apiKey } }) })
   // DBOS logs every workflow that ends in error; these tests end many so on purpose, and check each.
   const quiet = { info: () => {}, debug: () => {}, warn: () => {}, error: () => {} }
   DBOS.setConfig({ name: 'interlock-dbos-steps', systemDatabaseUrl: db.url, logger: quiet })
@@ -105,7 +123,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await DBOS.shutdown()
-  await gate?.close()
+  await interlock?.close()
   await store?.close()
   await stripe?.close()
   await sendgrid?.close()
@@ -183,7 +201,7 @@ describe('which effect a DBOS step is', () => {
 
   it('refuses to run outside a workflow step: submitInStep called bare, interlockStep called inside a step', async () => {
     const ch = charge()
-    await expect(submitInStep(gate, 'pay', refund(ch))).rejects.toThrow(/ran outside a DBOS step of a workflow/)
+    await expect(submitInStep(interlock, 'pay', refund(ch))).rejects.toThrow(/ran outside a DBOS step of a workflow/)
     const e = await failure((await DBOS.startWorkflow(stepInStep, { workflowID: wfId('nested') })(refund(ch))).getResult())
     expect(e.message).toMatch(/interlockStep\("pay"\) is called from a DBOS workflow function, outside its steps/)
     expect(refundsOn(ch)).toBe(0)
@@ -198,7 +216,8 @@ describe('outcomes that end the workflow, never retried', () => {
     const e = await failure((await DBOS.startWorkflow(oneStep, { workflowID: id })(mail(to), {})).getResult())
     expect(isInterlockStepError(e)).toBe(true)
     expect(e).toMatchObject({ code: 'E_EFFECT_AMBIGUOUS', status: 'ambiguous' })
-    expect(e.message).toContain(`AMBIGUOUS: effect ${e.effectId}, send on mail (step "pay" of DBOS workflow ${id})`)
+    expect(e.message).toContain(`AMBIGUOUS: this call (send on mail, effect ${e.effectId}) was sent, and nobody can know whether it took effect`)
+    expect(e.message).toContain(`(step "pay" of DBOS workflow ${id})`)
     expect(e.hint).toContain(`interlock outbox resolve ${e.effectId} --applied`)
     expect(sendgrid.count(e.effectId!)).toBe(1)
     expect(await DBOS.getWorkflowStatus(id)).toMatchObject({ status: 'ERROR' })
@@ -208,7 +227,7 @@ describe('outcomes that end the workflow, never retried', () => {
 
   it('REJECTED (the charge was disputed since the premises were read): nothing sent, the error names what changed', async () => {
     const ch = charge()
-    const premises = await gate.capture('payments', 'refund', refund(ch).args)
+    const premises = await interlock.gate.capture('payments', 'refund', refund(ch).args)
     stripe.updateCharge(ch, { disputed: true })
     const e = await failure((await DBOS.startWorkflow(oneStep, { workflowID: wfId('stale') })(refund(ch, '12.50', premises), {})).getResult())
     expect(e).toMatchObject({ code: 'E_EFFECT_REJECTED', status: 'rejected' })
@@ -222,7 +241,7 @@ describe('outcomes that end the workflow, never retried', () => {
     try {
       const e = await failure((await DBOS.startWorkflow(oneStep, { workflowID: wfId('refused') })(mail(to), {})).getResult())
       expect(e).toMatchObject({ code: 'E_EFFECT_FAILED', status: 'failed' })
-      expect(e.message).toContain(`Failed: the target refused effect ${e.effectId}, send on mail`)
+      expect(e.message).toContain(`Failed, nothing was done: mail refused this call (effect ${e.effectId})`)
       expect(e.message).toContain('verified Sender Identity')
       expect(e.hint).toContain(`interlock outbox show ${e.effectId}`)
       expect(sendgrid.sentFor(e.effectId!)).toEqual([])
@@ -259,7 +278,7 @@ describe('effects that wait: in the workflow, durably, without a step retry', ()
     expect(await DBOS.getWorkflowStatus(id)).toMatchObject({ status: 'PENDING' })
     expect(refundsOn(ch)).toBe(0)
 
-    await releaseEffect({ store, operators, policy, key: alice, clock: systemClock }, waiting.effectId!)
+    await releaseEffect({ store: interlock.store, operators: interlock.operators, policy: interlock.policy, key: alice, clock: systemClock }, waiting.effectId!)
     // No watcher sends this yet: whoever releases may (DBOSClient.send from another process works alike).
     await DBOS.send(id, 'released', wakeTopic(waiting.effectId!))
     const o = await handle.getResult()
@@ -308,14 +327,13 @@ describe('effects that wait: in the workflow, durably, without a step retry', ()
 
 describe('outbox mode: the step proposes, a relay sends', () => {
   it("the workflow ends with the relay's outcome, the thread and key its own; refunded once", async () => {
-    const toml = `[store]\nkind = "postgres"\nurl = "${db.url}"\nschema = "interlock"\n\n[targets.payments]\ntype = "stripe"\napi_key = "\${STRIPE_API_KEY}"\nbase_url = "${stripe.url}"\n`
-    outboxSide = await openInterlock({ config: parseConfig(toml, { file: '/tmp/interlock.toml', env: { STRIPE_API_KEY: stripe.apiKey } }) })
     const relay = new Relay({
-      store: outboxSide.store,
+      store: interlock.store,
       targets: [new StripeRefundTarget('payments', { apiKey: stripe.apiKey, baseUrl: stripe.url, timeoutMs: 2000, connectTimeoutMs: 1000 })],
       relayId: 'dbos-test-relay',
       key: generateKeyPair('relay', 'dbos-test-relay'),
-      policy: new RulesPolicy([]),
+      policy: interlock.policy,
+      operators: interlock.operators,
       pollMs: 20,
     })
     await relay.start()
@@ -328,7 +346,6 @@ describe('outbox mode: the step proposes, a relay sends', () => {
       expect(refundsOn(ch)).toBe(1)
     } finally {
       await relay.stop()
-      await outboxSide.close()
     }
   })
 })
