@@ -24,10 +24,10 @@
 import { DBOS, type StepConfig } from '@dbos-inc/dbos-sdk'
 import type { EffectInput } from '../../core/effect.js'
 import { InputError } from '../../core/errors.js'
+import type { Interlock } from '../../core/interlock.js'
 import type { SubmitOutcome } from '../../core/outcome.js'
 import { interlockShouldRetry, stepError, waitTimeoutError } from './errors.js'
 import { currentStep, wakeTopic } from './identity.js'
-import type { Interlock } from '../../core/interlock.js'
 import type { Place } from './outcome-text.js'
 import { lookAgain, submitEffect, type RunMode } from './source.js'
 
