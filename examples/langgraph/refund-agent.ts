@@ -30,7 +30,7 @@ import { Annotation, Command, END, MessagesAnnotation, START, StateGraph } from 
 import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt'
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite'
 import { openInterlock } from 'agent-interlock'
-import { gatedTool, resumeGraph } from 'agent-interlock/langgraph'
+import { gatedTool, heldInterrupts, resumeGraph } from 'agent-interlock/langgraph'
 import { z } from 'zod'
 
 const STRIPE = process.env.STRIPE_BASE_URL
@@ -101,6 +101,6 @@ if (request === '--resume') {
 } else {
   out = await graph.invoke({ messages: [new HumanMessage(request!)] }, config)
 }
-const pause = (out as { __interrupt__?: { value: { text: string } }[] }).__interrupt__?.[0]
-console.log(pause ? `Paused. ${pause.value.text}` : String(out.messages.at(-1)!.content))
+const [held] = heldInterrupts(out)
+console.log(held ? `Paused. ${held.text}` : String(out.messages.at(-1)!.content))
 await interlock.close()

@@ -13,7 +13,7 @@ import { Command } from '@langchain/langgraph'
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openInterlock, type Interlock } from '../../src/core/index.js'
-import { gatedTool, resumeGraph, type GatedToolOptions, type HeldInterrupt } from '../../src/integrations/langgraph/index.js'
+import { gatedTool, heldInterrupts, resumeGraph, type GatedToolOptions } from '../../src/integrations/langgraph/index.js'
 import { StripeEmulator } from '../emulators/stripe.js'
 import { assertCliBuilt, interlock as cli } from '../helpers/cli.js'
 import { refundAgent, refundSchema, scriptedModel, transcript, type PlannedCall } from '../helpers/langgraph-agent.js'
@@ -89,22 +89,23 @@ describe('a held refund in a LangGraph run', () => {
     const config = { configurable: { thread_id: 'held-pause' } }
 
     const paused = await graph.invoke({ messages: [new HumanMessage('Refund 500 USD of ch_heldpause')] }, config)
-    const [pause] = paused.__interrupt__ as { value: HeldInterrupt }[]
-    expect(pause!.value).toMatchObject({ interlock: 'HELD', rule: 'large-refunds', tool: 'refund', target: 'stripe' })
-    const id = pause!.value.effectId
-    expect(pause!.value.release).toBe(`interlock outbox release ${id}`)
-    expect(pause!.value.text).toContain('Held for operators')
+    const [pause] = heldInterrupts(paused)
+    expect(pause).toMatchObject({ interlock: 'HELD', rule: 'large-refunds', tool: 'refund', target: 'stripe' })
+    const id = pause!.effectId
+    expect(pause!.release).toBe(`interlock outbox release ${id}`)
+    expect(pause!.text).toContain('Held for operators')
     expect((await graph.getState(config)).next).toEqual(['tools'])
     expect(refundsOf('ch_heldpause')).toBe(0)
 
     // A resume is not a release: still HELD, the run pauses again.
     const early = await resumeGraph(interlock, graph, config, new Command({ resume: 'go on' }))
-    expect((early.__interrupt__ as { value: HeldInterrupt }[])[0]!.value.effectId).toBe(id)
+    expect(heldInterrupts(early).map((h) => h.effectId)).toEqual([id])
     expect(refundsOf('ch_heldpause')).toBe(0)
 
     await release(dir, id)
     const done = await resumeGraph(interlock, graph, config, new Command({ resume: 'released' }))
-    expect(done.__interrupt__).toBeUndefined()
+    expect(heldInterrupts(done)).toEqual([])
+    expect((await graph.getState(config)).next).toEqual([])
     const [said] = toolMessages(done.messages)
     expect(said).toMatchObject({ status: 'success', interlock: { effectId: id, state: 'COMMITTED' } })
     expect(said!.content).toContain(`effect ${id}`)

@@ -36,3 +36,10 @@ export async function pauseWhileHeld(call: () => Promise<ToolAnswer>, w: { tool:
   }
   return answer
 }
+
+/** The held effects a run paused on: the values of its result's `__interrupt__` that Interlock raised. */
+export function heldInterrupts(result: unknown): HeldInterrupt[] {
+  const raised = (result as { __interrupt__?: { value?: unknown }[] } | null)?.__interrupt__
+  if (!Array.isArray(raised)) return []
+  return raised.map((i) => i?.value).filter((v): v is HeldInterrupt => (v as HeldInterrupt | undefined)?.interlock === 'HELD')
+}

@@ -8,4 +8,4 @@ export { gatedTool, type GatedToolOptions, type EffectArtifact, type ToolDeclara
 export { resumeGraph, recoverGraphThread } from './resume.js'
 export { interlockThread } from './thread.js'
 export type { Identity } from './identity.js'
-export type { HeldInterrupt } from './held.js'
+export { heldInterrupts, type HeldInterrupt } from './held.js'

@@ -16,13 +16,20 @@ import type { RecoveryReport } from '../../core/recovery.js'
 import { recoverThread, type RunMode } from '../agent/index.js'
 import { interlockThread } from './thread.js'
 
-interface Invocable<I, O> {
-  invoke(input: I, config?: RunnableConfig): Promise<O>
+/** A compiled graph, or anything invoked as one. */
+interface Invocable {
+  invoke(input: never, config?: RunnableConfig): Promise<unknown>
 }
 
-export async function resumeGraph<I, O>(interlock: Interlock, graph: Invocable<I, O>, config: RunnableConfig, input: I | null = null, options: { mode?: RunMode } = {}): Promise<O> {
+export async function resumeGraph<G extends Invocable>(
+  interlock: Interlock,
+  graph: G,
+  config: RunnableConfig,
+  input: Parameters<G['invoke']>[0] | null = null,
+  options: { mode?: RunMode } = {},
+): Promise<Awaited<ReturnType<G['invoke']>>> {
   await recoverGraphThread(interlock, config, options)
-  return graph.invoke(input as I, config)
+  return (await graph.invoke(input as never, config)) as Awaited<ReturnType<G['invoke']>>
 }
 
 /** The recovery alone, for an app that resumes the graph itself (graph.stream, a subgraph). */
