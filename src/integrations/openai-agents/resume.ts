@@ -10,7 +10,7 @@
  * - rerunInput: a run that died with no RunState saved, run again from its
  *   input; the context must carry the crashed run's `interlockRun`.
  */
-import { run, RunState, type Agent, type AgentInputItem, type NonStreamRunOptions, type RunResult } from '@openai/agents'
+import { run, RunState, type Agent, type AgentInputItem, type NonStreamRunOptions, type RunResult, type RunToolApprovalItem } from '@openai/agents'
 import type { Interlock } from '../../core/interlock.js'
 import { UsageError } from '../../core/errors.js'
 import type { RunMode } from '../agent/carry.js'
@@ -55,8 +55,14 @@ export async function rerunInput<Context extends InterlockRunContext, TAgent ext
   return run(agent, input, { ...options.run, context }) as Promise<RunResult<Context, TAgent>>
 }
 
+/** What heldCalls reads of a RunState (any context type). */
+export interface PausedState {
+  getInterruptions(): RunToolApprovalItem[]
+  _context: { context: unknown }
+}
+
 /** The interruptions of a paused run that Interlock holds, with what to show whoever waits (the rule, the release command). */
-export function heldCalls(state: RunState<unknown, AnyAgent>): { callId: string; toolName: string; effectId: string; text: string }[] {
+export function heldCalls(state: PausedState): { callId: string; toolName: string; effectId: string; text: string }[] {
   const calls = (state._context.context as InterlockRunContext | undefined)?.interlockCalls ?? {}
   return state.getInterruptions().flatMap((item) => {
     const raw = item.rawItem as { callId?: string }
