@@ -46,8 +46,6 @@ export interface InterlockToolOptions<TParameters extends ToolInputParameters, C
   thread?: ThreadOf<Context>
   /** A held call pauses the run (default, the SDK's interruption) or is told to the model as a tool result. */
   onHeld?: 'interrupt' | 'result'
-  /** The app's own approval, asked first; Interlock's hold is checked only for a call it lets through. */
-  needsApproval?: boolean | ((runContext: RunContext<Context>, input: unknown, callId?: string) => Promise<boolean>)
 }
 
 export function interlockTool<TParameters extends ToolInputParameters, Context = unknown>(
@@ -75,9 +73,6 @@ export function interlockTool<TParameters extends ToolInputParameters, Context =
   }
 
   const held = async (runContext: RunContext<Context>, input: unknown, callId?: string): Promise<boolean> => {
-    const own = options.needsApproval
-    if (own === true || (typeof own === 'function' && (await own(runContext, input, callId)))) return true
-    if (options.onHeld === 'result') return false
     const answer = await holdBeforeRun(interlock, callFor(runContext, input, callId), callOptions)
     recordHeld(runContext.context, callId!, answer.held && answer.answer ? { effectId: answer.effectId!, text: answer.answer.text } : undefined)
     return answer.held
@@ -88,7 +83,7 @@ export function interlockTool<TParameters extends ToolInputParameters, Context =
     description: options.description,
     parameters: options.parameters,
     strict: options.strict,
-    needsApproval: held,
+    needsApproval: options.onHeld === 'result' ? false : held,
     // Interlock's own failures (the journal unreachable, a target not in the config, no thread) end the run
     // instead of reaching the model as "an error occurred": the call's fate is then not known here.
     errorFunction: null,
