@@ -70,9 +70,9 @@ const env = () => ({
 
 let orders = 0
 /** A new order on a charge of its own, so each test's ledgers count only its effects. */
-function newOrder(amount = '12.50') {
+function newOrder(amount = '12.50', charged = 100_000) {
   const n = ++orders
-  stripe.seedCharge({ id: `ch_3Restate${n}`, amount: 100_000, currency: 'usd' })
+  stripe.seedCharge({ id: `ch_3Restate${n}`, amount: charged, currency: 'usd' })
   return { order: `o-${n}`, charge: `ch_3Restate${n}`, amount, currency: 'usd' }
 }
 
@@ -166,6 +166,23 @@ describe('the Restate example, SIGKILLed inside a step and retried by Restate', 
     const list = await interlock(['outbox', 'show', notice, '--json'], { cwd: project.dir, env: env() })
     expect(list.code, list.stderr).toBe(0)
     expect(list.stdout).toContain('"AMBIGUOUS"')
+  })
+})
+
+describe('an effect that cannot go', () => {
+  it('a refund larger than what is left on the charge is REJECTED: the invocation fails at once with a TerminalError, nothing sent', async () => {
+    const order = newOrder('12.50', 1_000)
+    const port = await freePort()
+    await service('service.ts', port)
+    await restate.register(`http://127.0.0.1:${port}`)
+    const id = await restate.send('orders/refund', order, order.order)
+    const answer = await restate.attach(id)
+    expect(answer.status, answer.body).toBe(412)
+    expect(answer.body).toContain('REJECTED, nothing was sent')
+    expect(answer.body).toContain('no longer fits charge')
+    expect(stripe.refunds.filter((r) => r.charge === order.charge)).toEqual([])
+    const [row] = await restate.query(`SELECT status, completion_result FROM sys_invocation WHERE id = '${id}'`)
+    expect(row).toMatchObject({ status: 'completed', completion_result: 'failure' })
   })
 })
 
