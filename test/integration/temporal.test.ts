@@ -16,7 +16,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { systemClock } from '../../src/core/clock.js'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { Gate } from '../../src/core/gate.js'
+import { Outbox } from '../../src/core/outbox/outbox.js'
 import { releaseEffect } from '../../src/core/outbox/release.js'
+import { Relay } from '../../src/core/relay/relay.js'
 import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
@@ -146,6 +148,29 @@ describe('the effect of an activity', () => {
     const outcome = await env.run(() => interlockSubmit(gate, payout('900.00'), { held: 'return' }))
     expect(outcome).toMatchObject({ status: 'held', rule: 'big-payouts' })
     expect(tries()).toBe(0)
+  })
+})
+
+describe('outbox mode', () => {
+  it('the activity only proposes; while no relay has sent it the attempt is in flight (retryable), and once one has, the next attempt gets its outcome', async () => {
+    const target = () => new HttpTarget('payouts', { tier: 1, url: `${service.url}/idempotent` })
+    const outbox = new Outbox({ store, targets: [target()] })
+    try {
+      const f = await failure(attempt(1).env.run(() => interlockSubmit(outbox, payout(), { waitMs: 200 })))
+      expect(f).toMatchObject({ type: FAILURE_TYPES.inFlight, nonRetryable: false })
+      expect(tries()).toBe(0)
+      const relay = new Relay({ store, targets: [target()], relayId: 'relay-1', key: generateKeyPair('relay', 'relay-1'), policy: new RulesPolicy([]), pollMs: 50, log: () => {} })
+      await relay.start()
+      try {
+        const outcome = await attempt(2).env.run(() => interlockSubmit(outbox, payout(), { waitMs: 10_000 }))
+        expect(outcome).toMatchObject({ status: 'committed', effectId: (f.details![0] as { effectId: string }).effectId })
+      } finally {
+        await relay.stop()
+      }
+      expect(applied()).toBe(1)
+    } finally {
+      await outbox.close()
+    }
   })
 })
 
