@@ -107,7 +107,7 @@ async function crashAndRetry(file: string, crash: Record<string, string>, order:
   return { id, answer }
 }
 
-describe('the Restate example, SIGKILLed inside a step and retried by Restate', () => {
+describe('the Restate example, SIGKILLed inside a step and retried by Restate', { timeout: 120_000 }, () => {
   it('tier 1: a Stripe refund applied before the crash is found by the retry, not sent again', async () => {
     const order = newOrder()
     const { id, answer } = await crashAndRetry('service.ts', { INTERLOCK_CRASH_AT: 'after-apply@1' }, order)
@@ -186,7 +186,7 @@ describe('an effect that cannot go', () => {
   })
 })
 
-describe('the counter-test: the same handler with bare ctx.run steps', () => {
+describe('the counter-test: the same handler with bare ctx.run steps', { timeout: 120_000 }, () => {
   const bare = join(import.meta.dirname, '../fixtures/restate/bare-service.ts')
 
   it('a refund applied before the crash is applied again by the retry', async () => {
@@ -205,7 +205,7 @@ describe('the counter-test: the same handler with bare ctx.run steps', () => {
   })
 })
 
-describe('a refund held for operators', () => {
+describe('a refund held for operators', { timeout: 120_000 }, () => {
   it('waits in durable sleeps, spending no retry, until `interlock outbox release`; then it is sent once', async () => {
     const order = newOrder('900.00')
     const port = await freePort()

@@ -83,7 +83,7 @@ async function crashThenRetry(file: string, activity: string, order: ReturnType<
   return JSON.parse(second.stdout.trim().split('\n').at(-1)!) as Attempt
 }
 
-describe('the Temporal example activities, the worker SIGKILLed after the effect, the activity retried', () => {
+describe('the Temporal example activities, the worker SIGKILLed after the effect, the activity retried', { timeout: 180_000 }, () => {
   const activities = () => join(project.dir, 'activities.ts')
 
   it('tier 1: the retried refund activity finds the refund by its effect id and completes; Stripe refunded once', async () => {
@@ -124,7 +124,7 @@ describe('the Temporal example activities, the worker SIGKILLed after the effect
   })
 })
 
-describe('the counter-test: the same activities without Interlock', () => {
+describe('the counter-test: the same activities without Interlock', { timeout: 180_000 }, () => {
   it('a refund applied before the crash is applied again by the retried attempt', async () => {
     const order = newOrder()
     const result = await crashThenRetry(bare, 'refund', order, { BARE_CRASH_AFTER: 'refund' })
