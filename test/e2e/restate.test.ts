@@ -117,7 +117,7 @@ describe('the Restate example, SIGKILLed inside a step and retried by Restate', 
     expect(JSON.parse(answer.body).refund).toBe(refunds[0]!.id)
     // The effect is on the invocation's thread, its key the step's name and ordinal.
     const show = await interlock(['outbox', 'show', refunds[0]!.metadata.interlock_effect_id!, '--json'], { cwd: project.dir, env: env() })
-    expect(show.stdout).toContain(`"thread": "restate:${id}"`)
+    expect(show.stdout).toContain(`"thread": "restate/${id}"`)
     expect(show.stdout).toContain('"key": "payments.refund#1"')
     // One POST ever reached Stripe for it: the retry looked the refund up by its effect id.
     const key = refunds[0]!.metadata.interlock_effect_id!
@@ -155,7 +155,7 @@ describe('the Restate example, SIGKILLed inside a step and retried by Restate', 
     const [notice, times] = sent[0]!
     expect(times).toBe(1)
     expect(answer.status, answer.body).toBe(409)
-    expect(answer.body).toContain(`AMBIGUOUS: effect ${notice} (notify on notices)`)
+    expect(answer.body).toContain(`AMBIGUOUS: this call (notify on notices, effect ${notice}) was sent`)
     expect(answer.body).toContain(`interlock outbox resolve ${notice} --applied`)
     // The refund and the ledger line before it went through once each.
     expect(stripe.refunds.filter((r) => r.charge === order.charge)).toHaveLength(1)
@@ -178,7 +178,7 @@ describe('an effect that cannot go', () => {
     const id = await restate.send('orders/refund', order, order.order)
     const answer = await restate.attach(id)
     expect(answer.status, answer.body).toBe(412)
-    expect(answer.body).toContain('REJECTED, nothing was sent')
+    expect(answer.body).toContain('Rejected, nothing was sent')
     expect(answer.body).toContain('no longer fits charge')
     expect(stripe.refunds.filter((r) => r.charge === order.charge)).toEqual([])
     const [row] = await restate.query(`SELECT status, completion_result FROM sys_invocation WHERE id = '${id}'`)
@@ -216,7 +216,7 @@ describe('a refund held for operators', { timeout: 120_000 }, () => {
     let held = ''
     await until(
       async () => {
-        const list = await interlock(['outbox', 'list', '--thread', `restate:${id}`, '--state', 'HELD', '--json'], { cwd: project.dir, env: env() })
+        const list = await interlock(['outbox', 'list', '--thread', `restate/${id}`, '--state', 'HELD', '--json'], { cwd: project.dir, env: env() })
         held = (JSON.parse(list.stdout) as { effects: { effectId: string }[] }).effects[0]?.effectId ?? ''
         return held !== ''
       },

@@ -108,11 +108,11 @@ describe('the Temporal example activities, the worker SIGKILLed after the effect
     expect(result.details![0]).toMatchObject({
       effectId: notice,
       status: 'ambiguous',
-      thread: `temporal:wf-${order.order}`,
+      thread: `temporal/wf-${order.order}`,
       key: '6b1a1d6e-5b0e-4d3c-9a53-0d4bd0c3b2a1/1/notices.notify#1',
       command: `interlock outbox resolve ${notice} --applied (or --not-applied)`,
     })
-    expect(result.message).toContain(`AMBIGUOUS: effect ${notice} (notify on notices)`)
+    expect(result.message).toContain(`AMBIGUOUS: this call (notify on notices, effect ${notice}) was sent`)
   })
 
   it('a later attempt of an activity that completed sends nothing again', async () => {

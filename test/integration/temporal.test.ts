@@ -92,7 +92,7 @@ describe('the effect of an activity', () => {
     expect(first[0]!.effectId).not.toBe(first[1]!.effectId)
     expect(applied()).toBe(2)
     const snap = await store.get(first[1]!.effectId)
-    expect(snap?.effect).toMatchObject({ thread: 'temporal:order-42', key: `${RUN.runId}/7/payouts.pay#2` })
+    expect(snap?.effect).toMatchObject({ thread: 'temporal/order-42', key: `${RUN.runId}/7/payouts.pay#2` })
   })
 
   it('heartbeats with its effect id while the gate waits between tries, and completes once', async () => {
@@ -181,7 +181,7 @@ describe('outcomes that are not COMMITTED, as the ApplicationFailure a workflow 
     const f = await failure(env.run(() => interlockSubmit(gate, { target: 'notices', action: 'notify', args: { order: 'o-1' } })))
     expect(f).toMatchObject({ type: FAILURE_TYPES.ambiguous, nonRetryable: true })
     const detail = f.details![0] as Record<string, string>
-    expect(detail).toMatchObject({ status: 'ambiguous', thread: 'temporal:order-42', target: 'notices', action: 'notify' })
+    expect(detail).toMatchObject({ status: 'ambiguous', thread: 'temporal/order-42', target: 'notices', action: 'notify' })
     expect(f.message).toContain(`interlock outbox resolve ${detail.effectId} --applied`)
     // A retried attempt does not send it again: the same failure.
     const retried = await failure(attempt(2).env.run(() => interlockSubmit(gate, { target: 'notices', action: 'notify', args: { order: 'o-1' } })))

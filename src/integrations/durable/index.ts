@@ -9,7 +9,7 @@ import type { SubmitOutcome } from '../../core/outcome.js'
 
 export { look, DEFAULT_WAIT_MS, type Submitter, type LookOptions } from './carry.js'
 export { threadName, keyName, Ordinals } from './names.js'
-export { outcomeText, operatorCommand, type NotCommitted } from './texts.js'
+export { outcomeText, operatorCommand, refusalText, type NotCommitted } from './texts.js'
 export { isRefusal } from './refusal.js'
 
 /** An effect as a step submits it: the engine gives it its thread and key. */

@@ -10,7 +10,7 @@
  * id made from the invocation, so the re-run finds it and carries it on by
  * its tier instead of sending it again (durable/carry.ts).
  *
- * - thread `restate:<invocation id>`: constant across retries and suspensions
+ * - thread `restate/<invocation id>`: constant across retries and suspensions
  *   of one invocation, unique across invocations (`ctx.request().id`); with an
  *   idempotency key, a client's resubmission is the same invocation;
  * - key `<name>#<n>`: the n-th call with that step name in this invocation,
@@ -32,7 +32,7 @@
 import { TerminalError, type Context } from '@restatedev/restate-sdk'
 import type { EffectInput } from '../../core/effect.js'
 import type { SubmitOutcome } from '../../core/outcome.js'
-import { isRefusal, look, outcomeText, operatorCommand, Ordinals, threadName, type Committed, type StepEffect, type Submitter } from '../durable/index.js'
+import { isRefusal, look, outcomeText, operatorCommand, Ordinals, refusalText, threadName, type Committed, type StepEffect, type Submitter } from '../durable/index.js'
 
 export interface InterlockRunOptions {
   /** The step's name, in Restate's journal and in the effect's key (default `<target>.<action>`). */
@@ -68,7 +68,7 @@ export async function interlockRun(ctx: Context, via: Submitter, effect: StepEff
       try {
         outcome = await look(via, input, { waitMs: options.waitMs })
       } catch (e) {
-        if (isRefusal(e)) throw new TerminalError(`Refused, nothing was sent or journaled: ${(e as Error).message}`, { errorCode: ERROR_CODES.refused })
+        if (isRefusal(e)) throw new TerminalError(refusalText(e), { errorCode: ERROR_CODES.refused })
         throw e
       }
       return settle(outcome, input, pollMs)

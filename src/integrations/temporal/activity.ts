@@ -8,7 +8,7 @@
  * sent, under an id made from those ids, so the next attempt finds it and
  * carries it on by its tier instead (durable/carry.ts).
  *
- * - thread `temporal:<workflow id>`; key `<run id>/<activity id>/<name>#<n>`:
+ * - thread `temporal/<workflow id>`; key `<run id>/<activity id>/<name>#<n>`:
  *   the same on every attempt of this activity; a new run (continue-as-new,
  *   reset) is new effects, as Temporal means it to be;
  * - while the effect waits (HELD for operators, or the gate between tries)

@@ -16,7 +16,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common'
 import type { EffectInput } from '../../core/effect.js'
-import { operatorCommand, outcomeText, type NotCommitted } from '../durable/index.js'
+import { operatorCommand, outcomeText, refusalText, type NotCommitted } from '../durable/index.js'
 
 export const FAILURE_TYPES = {
   ambiguous: 'InterlockAmbiguous',
@@ -65,7 +65,7 @@ export function failureOf(outcome: Failing, input: EffectInput, now: () => numbe
 export function refusalOf(e: Error, input: Pick<EffectInput, 'target' | 'action'>): ApplicationFailure {
   return ApplicationFailure.create({
     type: FAILURE_TYPES.refused,
-    message: `Refused, nothing was sent or journaled: ${e.message}`,
+    message: refusalText(e),
     nonRetryable: true,
     details: [{ target: input.target, action: input.action }],
   })
