@@ -32,7 +32,7 @@
 import { TerminalError, type Context } from '@restatedev/restate-sdk'
 import type { EffectInput } from '../../core/effect.js'
 import type { SubmitOutcome } from '../../core/outcome.js'
-import { isRefusal, look, outcomeText, operatorCommand, Ordinals, refusalText, threadName, type Committed, type StepEffect, type Submitter } from '../durable/index.js'
+import { isRefusal, keyName, look, outcomeText, operatorCommand, Ordinals, refusalText, threadName, type Committed, type StepEffect, type Submitter } from '../durable/index.js'
 
 export interface InterlockRunOptions {
   /** The step's name, in Restate's journal and in the effect's key (default `<target>.<action>`). */
@@ -58,7 +58,7 @@ type Look = Committed | (Exclude<SubmitOutcome, Committed> & { waitMs: number })
 export async function interlockRun(ctx: Context, via: Submitter, effect: StepEffect, options: InterlockRunOptions = {}): Promise<Committed> {
   const name = options.name ?? `${effect.target}.${effect.action}`
   // Both from the context, before ctx.run: the same on every attempt of this invocation.
-  const input: EffectInput = { ...effect, thread: threadName('restate', ctx.request().id), key: `${name}#${ordinals.next(ctx, name)}` }
+  const input: EffectInput = { ...effect, thread: threadName('restate', ctx.request().id), key: keyName(`${name}#${ordinals.next(ctx, name)}`) }
   const firstMs = options.poll?.firstMs ?? 1_000
   const maxMs = options.poll?.maxMs ?? 60_000
   for (let n = 0; ; n++) {
