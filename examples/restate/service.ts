@@ -31,19 +31,18 @@ interface Refund {
 }
 
 const interlock = await openInterlock()
-const gate = interlock.gate
 
 const orders = restate.service({
   name: 'orders',
   handlers: {
     refund: async (ctx: restate.Context, r: Refund) => {
-      const refund = await interlockRun(ctx, gate, {
+      const refund = await interlockRun(ctx, interlock, {
         target: 'payments',
         action: 'refund',
         args: { charge: r.charge, amount: r.amount, currency: r.currency, reason: 'requested_by_customer' },
       })
-      const line = await interlockRun(ctx, gate, { target: 'ledger', action: 'record', args: { order: r.order, refund: String(refund.receipt.refund) } })
-      const notice = await interlockRun(ctx, gate, { target: 'notices', action: 'notify', args: { order: r.order, text: `Your refund of ${r.amount} ${r.currency.toUpperCase()} is on its way.` } })
+      const line = await interlockRun(ctx, interlock, { target: 'ledger', action: 'record', args: { order: r.order, refund: String(refund.receipt.refund) } })
+      const notice = await interlockRun(ctx, interlock, { target: 'notices', action: 'notify', args: { order: r.order, text: `Your refund of ${r.amount} ${r.currency.toUpperCase()} is on its way.` } })
       return { refund: refund.receipt.refund, effects: [refund.effectId, line.effectId, notice.effectId] }
     },
   },

@@ -28,7 +28,7 @@ export interface Refund {
 const interlock = await openInterlock({ sleep: activitySleep })
 
 export async function refund(r: Refund): Promise<{ refund: string; effect: string }> {
-  const outcome = await interlockSubmit(interlock.gate, {
+  const outcome = await interlockSubmit(interlock, {
     target: 'payments',
     action: 'refund',
     args: { charge: r.charge, amount: r.amount, currency: r.currency, reason: 'requested_by_customer' },
@@ -37,7 +37,7 @@ export async function refund(r: Refund): Promise<{ refund: string; effect: strin
 }
 
 export async function notify(r: Refund): Promise<{ effect: string }> {
-  const outcome = await interlockSubmit(interlock.gate, {
+  const outcome = await interlockSubmit(interlock, {
     target: 'notices',
     action: 'notify',
     args: { order: r.order, text: `Your refund of ${r.amount} ${r.currency.toUpperCase()} is on its way.` },

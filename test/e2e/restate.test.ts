@@ -117,7 +117,7 @@ describe('the Restate example, SIGKILLed inside a step and retried by Restate', 
     expect(JSON.parse(answer.body).refund).toBe(refunds[0]!.id)
     // The effect is on the invocation's thread, its key the step's name and ordinal.
     const show = await interlock(['outbox', 'show', refunds[0]!.metadata.interlock_effect_id!, '--json'], { cwd: project.dir, env: env() })
-    expect(show.stdout).toContain(`"thread": "restate/${id}"`)
+    expect(show.stdout).toContain(`"thread": "restate:${id}"`)
     expect(show.stdout).toContain('"key": "payments.refund#1"')
     // One POST ever reached Stripe for it: the retry looked the refund up by its effect id.
     const key = refunds[0]!.metadata.interlock_effect_id!
@@ -216,7 +216,7 @@ describe('a refund held for operators', { timeout: 120_000 }, () => {
     let held = ''
     await until(
       async () => {
-        const list = await interlock(['outbox', 'list', '--thread', `restate/${id}`, '--state', 'HELD', '--json'], { cwd: project.dir, env: env() })
+        const list = await interlock(['outbox', 'list', '--thread', `restate:${id}`, '--state', 'HELD', '--json'], { cwd: project.dir, env: env() })
         held = (JSON.parse(list.stdout) as { effects: { effectId: string }[] }).effects[0]?.effectId ?? ''
         return held !== ''
       },

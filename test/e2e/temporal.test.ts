@@ -108,7 +108,7 @@ describe('the Temporal example activities, the worker SIGKILLed after the effect
     expect(result.details![0]).toMatchObject({
       effectId: notice,
       status: 'ambiguous',
-      thread: `temporal/wf-${order.order}`,
+      thread: `temporal:wf-${order.order}`,
       key: '6b1a1d6e-5b0e-4d3c-9a53-0d4bd0c3b2a1/1/notices.notify#1',
       command: `interlock outbox resolve ${notice} --applied (or --not-applied)`,
     })

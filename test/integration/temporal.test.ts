@@ -14,43 +14,64 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common'
 import { MockActivityEnvironment } from '@temporalio/testing'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { systemClock } from '../../src/core/clock.js'
+import { parseConfig } from '../../src/core/config/load.js'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
-import { Gate } from '../../src/core/gate.js'
-import { Outbox } from '../../src/core/outbox/outbox.js'
+import { openInterlock, type Interlock } from '../../src/core/interlock.js'
 import { releaseEffect } from '../../src/core/outbox/release.js'
 import { Relay } from '../../src/core/relay/relay.js'
-import { RulesPolicy } from '../../src/core/policy/rules.js'
-import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
-import { HttpTarget } from '../../src/core/targets/http/index.js'
+import { createTargets } from '../../src/core/targets/registry.js'
 import { activitySleep, FAILURE_TYPES, interlockSubmit } from '../../src/integrations/temporal/index.js'
 import { startHttpService, type HttpService } from '../helpers/http-service.js'
 
 const RUN = { workflowId: 'order-42', runId: '0b5e7c1e-8d7a-4f7e-9b8e-3f0f3a2c1d00' }
 const alice = generateKeyPair('operator', 'alice')
-const policy = new RulesPolicy([{ name: 'big-payouts', target: 'payouts', when: [{ arg: 'amount', above: '500.00' }], quorum: 1, releaseTtlMs: 3_600_000 }])
 
 let dir: string
-let store: Store
 let service: HttpService
-let gate: Gate
+let interlock: Interlock
+let store: Store
+
+/** Payouts (tier 1) and notices (tier 3) on the test's service; payouts above 500.00 wait for alice's release. */
+const toml = (dir: string, url: string) => `
+[store]
+kind = "sqlite"
+path = "${join(dir, 'journal.db')}"
+
+[gate]
+max_attempts = 20
+backoff_ms = 200
+
+[targets.payouts]
+type = "http"
+tier = 1
+url = "${url}/idempotent"
+
+[targets.notices]
+type = "http"
+tier = 3
+url = "${url}/plain"
+
+[[policy.rules]]
+name = "big-payouts"
+target = "payouts"
+when = [{ arg = "amount", above = "500.00" }]
+quorum = 1
+
+[[operators]]
+name = "alice"
+public_key = "${alice.publicKey}"
+`
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'interlock-temporal-'))
-  store = await openStore({ kind: 'sqlite', path: join(dir, 'journal.db') })
   service = await startHttpService()
-  gate = new Gate({
-    store,
-    targets: [new HttpTarget('payouts', { tier: 1, url: `${service.url}/idempotent` }), new HttpTarget('notices', { tier: 3, url: `${service.url}/plain` })],
-    policy,
-    retry: { maxAttempts: 20, backoffMs: 200, maxWaitMs: 30_000 },
-    sleep: activitySleep,
-  })
+  interlock = await openInterlock({ config: parseConfig(toml(dir, service.url), { file: join(dir, 'interlock.toml') }), sleep: activitySleep })
+  store = interlock.store
 })
 
 afterEach(async () => {
-  await gate.close()
-  await store.close()
+  await interlock.close()
   await service.close()
   rmSync(dir, { recursive: true, force: true })
 })
@@ -84,7 +105,7 @@ describe('the effect of an activity', () => {
   it('is named by the workflow id, run id and activity id: the same on every attempt, and distinct per call within one', async () => {
     const run = (n: number) => {
       const { env } = attempt(n)
-      return env.run(async () => [await interlockSubmit(gate, payout()), await interlockSubmit(gate, payout())])
+      return env.run(async () => [await interlockSubmit(interlock, payout()), await interlockSubmit(interlock, payout())])
     }
     const first = await run(1)
     const again = await run(2)
@@ -92,13 +113,13 @@ describe('the effect of an activity', () => {
     expect(first[0]!.effectId).not.toBe(first[1]!.effectId)
     expect(applied()).toBe(2)
     const snap = await store.get(first[1]!.effectId)
-    expect(snap?.effect).toMatchObject({ thread: 'temporal/order-42', key: `${RUN.runId}/7/payouts.pay#2` })
+    expect(snap?.effect).toMatchObject({ thread: 'temporal:order-42', key: `${RUN.runId}/7/payouts.pay#2` })
   })
 
   it('heartbeats with its effect id while the gate waits between tries, and completes once', async () => {
     service.setFault({ kind: 'status', status: 503 }, { path: '/idempotent', times: 3 })
     const { env, beats } = attempt()
-    const outcome = await env.run(() => interlockSubmit(gate, payout(), { heartbeatMs: 50 }))
+    const outcome = await env.run(() => interlockSubmit(interlock, payout(), { heartbeatMs: 50 }))
     expect(outcome.status).toBe('committed')
     expect(tries()).toBe(4)
     expect(applied()).toBe(1)
@@ -110,7 +131,7 @@ describe('the effect of an activity', () => {
   it('cancelled while the gate waits between tries, stops: CancelledFailure, and no further try is sent', async () => {
     service.setFault({ kind: 'status', status: 503 }, { path: '/idempotent' })
     const { env, beats } = attempt()
-    const running = env.run(() => interlockSubmit(gate, payout(), { heartbeatMs: 20 }))
+    const running = env.run(() => interlockSubmit(interlock, payout(), { heartbeatMs: 20 }))
     await until(() => tries() >= 2)
     env.cancel()
     await expect(running).rejects.toBeInstanceOf(CancelledFailure)
@@ -122,12 +143,12 @@ describe('the effect of an activity', () => {
 
   it('HELD for operators, waits heartbeating `held`; released with `outbox release`, it is sent and the activity completes', async () => {
     const { env, beats } = attempt()
-    const running = env.run(() => interlockSubmit(gate, payout('900.00'), { heartbeatMs: 20, poll: { firstMs: 50, maxMs: 200 } }))
+    const running = env.run(() => interlockSubmit(interlock, payout('900.00'), { heartbeatMs: 20, poll: { firstMs: 50, maxMs: 200 } }))
     await until(() => beats.some((b) => b.waiting === 'held'))
     const effectId = String(beats.at(-1)!.interlockEffectId)
     expect((await store.get(effectId))?.state).toBe('HELD')
     expect(tries()).toBe(0)
-    await releaseEffect({ store, operators: [{ name: 'alice', publicKey: alice.publicKey }], policy, key: alice, clock: systemClock }, effectId)
+    await releaseEffect({ store, operators: interlock.operators, policy: interlock.policy, key: alice, clock: systemClock }, effectId)
     const outcome = await running
     expect(outcome).toMatchObject({ status: 'committed', effectId })
     expect(applied()).toBe(1)
@@ -135,7 +156,7 @@ describe('the effect of an activity', () => {
 
   it('HELD and cancelled, throws CancelledFailure; nothing was sent and the effect stays HELD', async () => {
     const { env, beats } = attempt()
-    const running = env.run(() => interlockSubmit(gate, payout('900.00'), { heartbeatMs: 20, poll: { firstMs: 50, maxMs: 200 } }))
+    const running = env.run(() => interlockSubmit(interlock, payout('900.00'), { heartbeatMs: 20, poll: { firstMs: 50, maxMs: 200 } }))
     await until(() => beats.some((b) => b.waiting === 'held'))
     env.cancel()
     await expect(running).rejects.toBeInstanceOf(CancelledFailure)
@@ -145,7 +166,7 @@ describe('the effect of an activity', () => {
 
   it("with held: 'return', HELD is returned to the workflow, which waits for the release itself", async () => {
     const { env } = attempt()
-    const outcome = await env.run(() => interlockSubmit(gate, payout('900.00'), { held: 'return' }))
+    const outcome = await env.run(() => interlockSubmit(interlock, payout('900.00'), { held: 'return' }))
     expect(outcome).toMatchObject({ status: 'held', rule: 'big-payouts' })
     expect(tries()).toBe(0)
   })
@@ -153,24 +174,20 @@ describe('the effect of an activity', () => {
 
 describe('outbox mode', () => {
   it('the activity only proposes; while no relay has sent it the attempt is in flight (retryable), and once one has, the next attempt gets its outcome', async () => {
-    const target = () => new HttpTarget('payouts', { tier: 1, url: `${service.url}/idempotent` })
-    const outbox = new Outbox({ store, targets: [target()] })
+    const f = await failure(attempt(1).env.run(() => interlockSubmit(interlock, payout(), { mode: 'outbox', waitMs: 200 })))
+    expect(f).toMatchObject({ type: FAILURE_TYPES.inFlight, nonRetryable: false })
+    expect(tries()).toBe(0)
+    const targets = createTargets(interlock.config.targets)
+    const relay = new Relay({ store, targets: targets.values(), relayId: 'relay-1', key: generateKeyPair('relay', 'relay-1'), policy: interlock.policy, pollMs: 50, log: () => {} })
+    await relay.start()
     try {
-      const f = await failure(attempt(1).env.run(() => interlockSubmit(outbox, payout(), { waitMs: 200 })))
-      expect(f).toMatchObject({ type: FAILURE_TYPES.inFlight, nonRetryable: false })
-      expect(tries()).toBe(0)
-      const relay = new Relay({ store, targets: [target()], relayId: 'relay-1', key: generateKeyPair('relay', 'relay-1'), policy: new RulesPolicy([]), pollMs: 50, log: () => {} })
-      await relay.start()
-      try {
-        const outcome = await attempt(2).env.run(() => interlockSubmit(outbox, payout(), { waitMs: 10_000 }))
-        expect(outcome).toMatchObject({ status: 'committed', effectId: (f.details![0] as { effectId: string }).effectId })
-      } finally {
-        await relay.stop()
-      }
-      expect(applied()).toBe(1)
+      const outcome = await attempt(2).env.run(() => interlockSubmit(interlock, payout(), { mode: 'outbox', waitMs: 10_000 }))
+      expect(outcome).toMatchObject({ status: 'committed', effectId: (f.details![0] as { effectId: string }).effectId })
     } finally {
-      await outbox.close()
+      await relay.stop()
+      for (const t of targets.values()) await t.close?.()
     }
+    expect(applied()).toBe(1)
   })
 })
 
@@ -178,34 +195,34 @@ describe('outcomes that are not COMMITTED, as the ApplicationFailure a workflow 
   it('AMBIGUOUS: non-retryable InterlockAmbiguous, naming the effect and the resolve command', async () => {
     service.setFault({ kind: 'status', status: 502 }, { path: '/plain', times: 1 })
     const { env } = attempt()
-    const f = await failure(env.run(() => interlockSubmit(gate, { target: 'notices', action: 'notify', args: { order: 'o-1' } })))
+    const f = await failure(env.run(() => interlockSubmit(interlock, { target: 'notices', action: 'notify', args: { order: 'o-1' } })))
     expect(f).toMatchObject({ type: FAILURE_TYPES.ambiguous, nonRetryable: true })
     const detail = f.details![0] as Record<string, string>
-    expect(detail).toMatchObject({ status: 'ambiguous', thread: 'temporal/order-42', target: 'notices', action: 'notify' })
+    expect(detail).toMatchObject({ status: 'ambiguous', thread: 'temporal:order-42', target: 'notices', action: 'notify' })
     expect(f.message).toContain(`interlock outbox resolve ${detail.effectId} --applied`)
     // A retried attempt does not send it again: the same failure.
-    const retried = await failure(attempt(2).env.run(() => interlockSubmit(gate, { target: 'notices', action: 'notify', args: { order: 'o-1' } })))
+    const retried = await failure(attempt(2).env.run(() => interlockSubmit(interlock, { target: 'notices', action: 'notify', args: { order: 'o-1' } })))
     expect(retried).toMatchObject({ type: FAILURE_TYPES.ambiguous, nonRetryable: true })
     expect(service.requests().filter((r) => r.path === '/plain')).toHaveLength(1)
   })
 
   it('REJECTED (a premise pushed down to the service failed): non-retryable InterlockRejected with the violations', async () => {
     service.setFault({ kind: 'status', status: 412, body: { error: { message: 'the account changed' } } }, { path: '/idempotent', times: 1 })
-    const f = await failure(attempt().env.run(() => interlockSubmit(gate, payout())))
+    const f = await failure(attempt().env.run(() => interlockSubmit(interlock, payout())))
     expect(f).toMatchObject({ type: FAILURE_TYPES.rejected, nonRetryable: true })
     expect((f.details![0] as { violations: string[] }).violations.join(' ')).toContain('412')
   })
 
   it('FAILED (the service refused it): non-retryable InterlockFailed with its reason', async () => {
     service.setFault({ kind: 'status', status: 400, body: { error: { message: 'no such account' } } }, { path: '/idempotent', times: 1 })
-    const f = await failure(attempt().env.run(() => interlockSubmit(gate, payout())))
+    const f = await failure(attempt().env.run(() => interlockSubmit(interlock, payout())))
     expect(f).toMatchObject({ type: FAILURE_TYPES.failed, nonRetryable: true })
     expect(f.message).toContain('no such account')
   })
 
   it('in flight (the service asks to wait longer than the gate waits in place): retryable InterlockInFlight, its wait as nextRetryDelay', async () => {
     service.setFault({ kind: 'status', status: 429, retryAfter: '120' }, { path: '/idempotent', times: 1 })
-    const f = await failure(attempt().env.run(() => interlockSubmit(gate, payout())))
+    const f = await failure(attempt().env.run(() => interlockSubmit(interlock, payout())))
     expect(f).toMatchObject({ type: FAILURE_TYPES.inFlight, nonRetryable: false })
     expect(Number(f.nextRetryDelay)).toBeGreaterThan(110_000)
     expect(Number(f.nextRetryDelay)).toBeLessThanOrEqual(120_000)
@@ -213,7 +230,7 @@ describe('outcomes that are not COMMITTED, as the ApplicationFailure a workflow 
   })
 
   it('refused for what it is (an unknown target, bad args): non-retryable InterlockRefused, nothing journaled', async () => {
-    const f = await failure(attempt().env.run(() => interlockSubmit(gate, { target: 'nowhere', action: 'pay', args: {} })))
+    const f = await failure(attempt().env.run(() => interlockSubmit(interlock, { target: 'nowhere', action: 'pay', args: {} })))
     expect(f).toMatchObject({ type: FAILURE_TYPES.refused, nonRetryable: true })
     expect(await store.list()).toEqual([])
   })

@@ -7,7 +7,7 @@
 import type { EffectInput } from '../../core/effect.js'
 import type { SubmitOutcome } from '../../core/outcome.js'
 
-export { look, DEFAULT_WAIT_MS, type Submitter, type LookOptions } from './carry.js'
+export { look, DEFAULT_WAIT_MS, type RunMode, type LookOptions } from './carry.js'
 export { threadName, keyName, Ordinals } from './names.js'
 export { outcomeText, operatorCommand, refusalText, type NotCommitted } from './texts.js'
 export { isRefusal } from './refusal.js'

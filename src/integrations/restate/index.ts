@@ -4,4 +4,4 @@
  * optional peer dependency; `agent-interlock` itself never does.
  */
 export { interlockRun, METADATA_EFFECT_ID, METADATA_STATUS, ERROR_CODES, type InterlockRunOptions } from './run.js'
-export type { StepEffect, Committed, Submitter } from '../durable/index.js'
+export type { StepEffect, Committed, RunMode } from '../durable/index.js'

@@ -1,16 +1,16 @@
 /**
- * `interlockRun(ctx, gate, effect)`: an effect from inside a Restate handler,
+ * `interlockRun(ctx, interlock, effect)`: an effect from inside a Restate handler,
  * in place of a bare `ctx.run(() => sendIt())`.
  *
  * Restate journals a `ctx.run` step's result once the step returns; a crash
  * between the side effect and that record runs the step again ("there is a
  * small window where an action may be re-run", the SDK's `ctx.run` docs,
  * https://docs.restate.dev/develop/ts/durable-steps). Here the step's body is
- * the gate: the effect is journaled by Interlock before it is sent, under an
+ * Interlock: the effect is journaled before it is sent, under an
  * id made from the invocation, so the re-run finds it and carries it on by
  * its tier instead of sending it again (durable/carry.ts).
  *
- * - thread `restate/<invocation id>`: constant across retries and suspensions
+ * - thread `restate:<invocation id>`: constant across retries and suspensions
  *   of one invocation, unique across invocations (`ctx.request().id`); with an
  *   idempotency key, a client's resubmission is the same invocation;
  * - key `<name>#<n>`: the n-th call with that step name in this invocation,
@@ -31,14 +31,17 @@
  */
 import { TerminalError, type Context } from '@restatedev/restate-sdk'
 import type { EffectInput } from '../../core/effect.js'
+import type { Interlock } from '../../core/interlock.js'
 import type { SubmitOutcome } from '../../core/outcome.js'
-import { isRefusal, keyName, look, outcomeText, operatorCommand, Ordinals, refusalText, threadName, type Committed, type StepEffect, type Submitter } from '../durable/index.js'
+import { isRefusal, keyName, look, outcomeText, operatorCommand, Ordinals, refusalText, threadName, type Committed, type RunMode, type StepEffect } from '../durable/index.js'
 
 export interface InterlockRunOptions {
   /** The step's name, in Restate's journal and in the effect's key (default `<target>.<action>`). */
   name?: string
   /** Durable waits between looks at a HELD or in-flight effect: the first, doubled up to the longest (default 1 s, 60 s). */
   poll?: { firstMs?: number; maxMs?: number }
+  /** 'inline' (default): this process journals and sends (`interlock.gate`). 'outbox': it proposes and a relay sends (`interlock.outbox`). */
+  mode?: RunMode
   /** Outbox mode: the longest one look waits for a relay inside `ctx.run` (default 10 s). */
   waitMs?: number
 }
@@ -55,7 +58,7 @@ const ordinals = new Ordinals<Context>()
 /** What a step journals: an outcome that is final, or one to look at again after `waitMs`. */
 type Look = Committed | (Exclude<SubmitOutcome, Committed> & { waitMs: number })
 
-export async function interlockRun(ctx: Context, via: Submitter, effect: StepEffect, options: InterlockRunOptions = {}): Promise<Committed> {
+export async function interlockRun(ctx: Context, interlock: Interlock, effect: StepEffect, options: InterlockRunOptions = {}): Promise<Committed> {
   const name = options.name ?? `${effect.target}.${effect.action}`
   // Both from the context, before ctx.run: the same on every attempt of this invocation.
   const input: EffectInput = { ...effect, thread: threadName('restate', ctx.request().id), key: keyName(`${name}#${ordinals.next(ctx, name)}`) }
@@ -66,7 +69,7 @@ export async function interlockRun(ctx: Context, via: Submitter, effect: StepEff
     const step = await ctx.run<Look>(n === 0 ? `interlock ${name}` : `interlock ${name} (look ${n + 1})`, async () => {
       let outcome: SubmitOutcome
       try {
-        outcome = await look(via, input, { waitMs: options.waitMs })
+        outcome = await look(interlock, input, { mode: options.mode, waitMs: options.waitMs })
       } catch (e) {
         if (isRefusal(e)) throw new TerminalError(refusalText(e), { errorCode: ERROR_CODES.refused })
         throw e

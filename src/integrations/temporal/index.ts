@@ -7,4 +7,4 @@
  */
 export { interlockSubmit, activitySleep, type InterlockSubmitOptions } from './activity.js'
 export { FAILURE_TYPES, type FailureDetail } from './failures.js'
-export type { StepEffect, Committed, Held, Submitter } from '../durable/index.js'
+export type { StepEffect, Committed, Held, RunMode } from '../durable/index.js'
