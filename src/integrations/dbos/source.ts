@@ -6,7 +6,8 @@
  * before, carrying it on where it waits for nobody but this process.
  */
 import { submitAndCarry, type RunMode } from '../agent/carry.js'
-import { effectId, type EffectInput } from '../../core/effect.js'
+import type { EffectInput } from '../../core/effect.js'
+import { look } from '../durable/carry.js'
 import type { Interlock } from '../../core/interlock.js'
 import { outcomeOf, type SubmitOutcome } from '../../core/outcome.js'
 
@@ -15,10 +16,9 @@ export type { RunMode }
 /** Outbox mode: how long a step waits for a relay's outcome before the workflow waits instead, durably. */
 const SETTLE_MS = 5_000
 
-export async function submitEffect(interlock: Interlock, input: EffectInput, mode: RunMode): Promise<SubmitOutcome> {
-  // Journaled already: an earlier run of this step, which died with it in flight, is carried on by its tier.
-  const isNew = !(await interlock.store.get(effectId(input)))
-  return submitAndCarry(interlock, input, { mode, waitMs: SETTLE_MS, isNew })
+export function submitEffect(interlock: Interlock, input: EffectInput, mode: RunMode): Promise<SubmitOutcome> {
+  // Journaled already: an earlier run of this step, which died with it in flight, is carried on by its tier (durable/carry.ts).
+  return look(interlock, input, { mode, waitMs: SETTLE_MS })
 }
 
 /**
