@@ -6,9 +6,10 @@
  *   started with, so every re-execution of it submits into the same thread,
  *   and two workflows never share one. The thread also says which workflow
  *   waits on an effect (`workflowIdOf`), so whatever wakes it needs no table.
- * - key `<step name>#<step ID>`: DBOS numbers a workflow's steps in the
- *   order its (deterministic) code calls them, and re-runs a step under the
- *   number it first had (DBOS.stepID, "the current step number, within the
+ * - key `<step name>#<step ID>`, and `@<workflow ID>` after it under a
+ *   thread named with the `thread` option, which several workflows may share:
+ *   DBOS numbers a workflow's steps in the order its (deterministic) code
+ *   calls them, and re-runs a step under the number it first had (DBOS.stepID, "the current step number, within the
  *   current workflow": @dbos-inc/dbos-sdk's dbos.d.ts).
  *   Two steps of one workflow therefore never share a key, even with the same
  *   name and arguments, while a step DBOS runs again gets its own key back.
@@ -17,6 +18,7 @@
  * the same step re-run after a crash is the same effect, and the journal
  * answers for it instead of sending it again.
  */
+import { createHash } from 'node:crypto'
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import { InputError } from '../../core/errors.js'
 
@@ -46,8 +48,18 @@ export function workflowIdOf(thread: string): string | undefined {
   return thread.startsWith(THREAD_PREFIX) ? thread.slice(THREAD_PREFIX.length) : undefined
 }
 
-export function stepKey(name: string, stepID: number): string {
-  return `${name}#${stepID}`
+/**
+ * The step's key. Under a thread named by the caller (`thread`), which other
+ * workflows may name too, the key also carries the workflow: its steps are
+ * numbered from 0 like every workflow's, and without it the same step of two
+ * workflows with the same arguments would be one effect (the second one's
+ * refund answered with the first one's receipt, and never made).
+ */
+export function stepKey(name: string, stepID: number, workflowID?: string): string {
+  const key = `${name}#${stepID}`
+  if (workflowID === undefined) return key
+  const withWorkflow = `${key}@${workflowID}`
+  return withWorkflow.length <= 200 ? withWorkflow : `${key}@sha256-${createHash('sha256').update(workflowID).digest('hex')}`
 }
 
 /**
@@ -63,7 +75,7 @@ export function currentStep(name: string, thread?: string): StepIdentity {
       hint: 'Call interlockStep() from a workflow function, or submitInStep() inside DBOS.runStep() or a step registered with DBOS.registerStep(), called from a workflow.',
     })
   }
-  return { thread: thread ?? dbosThread(workflowID), key: stepKey(name, stepID) }
+  return thread === undefined ? { thread: dbosThread(workflowID), key: stepKey(name, stepID) } : { thread, key: stepKey(name, stepID, workflowID) }
 }
 
 /** The DBOS.recv topic a workflow waiting on an effect listens to: a message there makes it look again at once. */

@@ -199,6 +199,16 @@ describe('which effect a DBOS step is', () => {
     expect(refundsOn(ch)).toBe(1)
   })
 
+  it('two workflows that name the same thread are still two effects: each refund is made', async () => {
+    const ch = charge()
+    const thread = `shop/customer-${++seq}`
+    const a = await (await DBOS.startWorkflow(namedThread, { workflowID: wfId('customer-a') })(refund(ch), thread)).getResult()
+    const b = await (await DBOS.startWorkflow(namedThread, { workflowID: wfId('customer-b') })(refund(ch), thread)).getResult()
+    expect(b.effectId).not.toBe(a.effectId)
+    expect(b).toMatchObject({ status: 'committed', via: 'apply' })
+    expect(refundsOn(ch)).toBe(2)
+  })
+
   it('refuses to run outside a workflow step: submitInStep called bare, interlockStep called inside a step', async () => {
     const ch = charge()
     await expect(submitInStep(interlock, 'pay', refund(ch))).rejects.toThrow(/ran outside a DBOS step of a workflow/)
