@@ -189,4 +189,11 @@ describe('threadName', () => {
     expect(threadName('langgraph', 'user #8 — chat')).not.toBe(odd)
     expect(() => threadName('langgraph', '')).toThrow(/non-empty/)
   })
+
+  it('an id that fits but spells another id\'s hashed name is not that id\'s thread', () => {
+    const odd = threadName('langgraph', 'user #7 — chat')
+    const lookalike = odd.slice('langgraph/'.length)
+    expect(threadName('langgraph', lookalike)).not.toBe(odd)
+    expect(threadName('langgraph', lookalike)).toBe(threadName('langgraph', lookalike))
+  })
 })

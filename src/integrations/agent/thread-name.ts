@@ -8,10 +8,12 @@
 import { createHash } from 'node:crypto'
 
 const FITS = /^[A-Za-z0-9._:@/_-]{1,160}$/
+const HASHED = 'sha256-'
 
 export function threadName(framework: string, id: string): string {
   if (typeof id !== 'string' || id.length === 0) throw new TypeError(`a ${framework} thread needs a non-empty id`)
-  return FITS.test(id) ? `${framework}/${id}` : `${framework}/sha256-${createHash('sha256').update(id).digest('hex').slice(0, 40)}`
+  // An id spelling a hashed name ("sha256-…") is hashed too: it would otherwise be the thread of the id that hashes to it.
+  return FITS.test(id) && !id.startsWith(HASHED) ? `${framework}/${id}` : `${framework}/${HASHED}${createHash('sha256').update(id).digest('hex').slice(0, 40)}`
 }
 
 /** An effect key from a framework's call id (a tool_call_id, a callId): the same call id, the same effect. */
