@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { generateKeyPair, openInterlock, type Interlock } from '../../src/core/index.js'
+import { generateKeyPair, openInterlock, releaseEffect, systemClock, type Interlock } from '../../src/core/index.js'
 import { holdBeforeRun, recoverThread, runToolCall, threadName, wouldHold } from '../../src/integrations/agent/index.js'
 import { startHttpService, type HttpService } from '../helpers/http-service.js'
 
@@ -87,6 +87,23 @@ describe('runToolCall', () => {
     expect(applications()).toBe(2)
   })
 
+  it('without a call id, the conversation\'s count of identical calls shown done (seen) tells a re-execution from a repeat, whatever the time since', async () => {
+    const interlock = await interlockWith()
+    const call = { thread: 'ai/t7', target: 'refunds', action: 'refund', args: { charge: 'ch_7', amount: 5 }, dedupe: { dedupe: 'always' as const, dedupeWindowMs: 0 } }
+    const first = await runToolCall(interlock, { ...call, seen: 0 })
+    // Re-executed after a crash: the conversation does not show it yet, so it is the same effect.
+    const again = await runToolCall(interlock, { ...call, seen: 0 })
+    expect(again).toMatchObject({ effectId: first.effectId, replayed: true })
+    expect(applications()).toBe(1)
+    // The conversation shows it done and the model asks again: a second effect, sent.
+    const repeat = await runToolCall(interlock, { ...call, seen: 1 })
+    expect(repeat.effectId).not.toBe(first.effectId)
+    expect(repeat).toMatchObject({ status: 'committed', replayed: false })
+    expect(applications()).toBe(2)
+    expect((await runToolCall(interlock, { ...call, seen: 1 })).effectId).toBe(repeat.effectId)
+    expect(applications()).toBe(2)
+  })
+
   it('two identical calls at once are one effect, sent once', async () => {
     const interlock = await interlockWith()
     const call = { thread: 'lg/t3', target: 'refunds', action: 'refund', args: { charge: 'ch_3', amount: 1 } }
@@ -149,6 +166,28 @@ when = [{ arg = "amount", above = "100" }]
     const second = await holdBeforeRun(interlock, call)
     expect(second).toMatchObject({ held: true, effectId: first.effectId })
     expect(applications()).toBe(0)
+  })
+
+  it('a held call named by its call id tells the model not to call again (a new call is a new effect); one named by its content tells it to call again once released', async () => {
+    const interlock = await interlockWith(rules)
+    const byId = await runToolCall(interlock, { thread: 'ag/t3', target: 'refunds', action: 'refund', tool: 'refund', args: { charge: 'ch_7', amount: 500 }, callId: 'call_3' })
+    expect(byId.text).toContain('Do not call this tool again for it: that would be a second refund.')
+    expect(byId.text).not.toContain('Call this tool again')
+    const byContent = await runToolCall(interlock, { thread: 'ag/t3', target: 'refunds', action: 'refund', args: { charge: 'ch_6', amount: 500 } })
+    expect(byContent.text).toContain('Call this tool again with the same arguments once it is released to get its result.')
+  })
+
+  it('a held call released by an operator and carried on by the same call is reported made now, not "already done"', async () => {
+    const alice = generateKeyPair('operator', 'alice')
+    const interlock = await interlockWith(rules.replace(/public_key = "[^"]*"/, `public_key = "${alice.publicKey}"`))
+    const call = { thread: 'ag/t4', target: 'refunds', action: 'refund', args: { charge: 'ch_5', amount: 500 }, callId: 'call_4' }
+    const held = await runToolCall(interlock, call)
+    expect(held.status).toBe('held')
+    await releaseEffect({ store: interlock.store, operators: interlock.operators, policy: interlock.policy, key: alice, clock: systemClock }, held.effectId!)
+    const done = await runToolCall(interlock, call)
+    expect(done).toMatchObject({ status: 'committed', effectId: held.effectId, replayed: true })
+    expect(done.text).toMatch(/^Done \(effect [0-9a-f]{64}\)\./)
+    expect(applications()).toBe(1)
   })
 
   it('a call no rule holds is not held and not journaled by the check', async () => {

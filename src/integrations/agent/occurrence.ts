@@ -18,6 +18,12 @@
  * A call marked `_meta["interlock/retry"] = true` is always the last
  * identical one; a call with `_meta["interlock/key"]` is always the effect of
  * that key. The trade-off is the README's ("Repeats and retries").
+ *
+ * A framework that keeps the conversation can say how many identical calls
+ * it shows done (`seen`): the first that many COMMITTED occurrences are
+ * those, and a call after the last of them is a new one; an occurrence
+ * committed since, whose result the conversation does not show, is this
+ * call re-executed after a crash.
  */
 import { effectId, type EffectInput, type EffectSnapshot } from '../../core/effect.js'
 
@@ -49,7 +55,7 @@ const MAX_OCCURRENCES = 10_000
 
 export async function chooseOccurrence(
   base: Omit<EffectInput, 'key' | 'premises'>,
-  call: { key?: string; retry: boolean },
+  call: { key?: string; retry: boolean; seen?: number },
   dedupe: Dedupe,
   lookup: OccurrenceLookup,
 ): Promise<Occurrence> {
@@ -62,17 +68,24 @@ export async function chooseOccurrence(
     return { key, id: effectId({ ...base, key }) }
   }
   let last: { n: number; id: string; key?: string; snap?: EffectSnapshot } | undefined
+  let shown = 0
+  let lastShown = 0
   for (let n = 1; n <= MAX_OCCURRENCES; n++) {
     const o = at(n)
     const snap = await lookup.get(o.id)
     if (!snap && !lookup.inProgress(o.id)) break
     last = { n, ...o, snap }
+    if (snap?.state === 'COMMITTED' && shown < (call.seen ?? 0)) {
+      shown++
+      lastShown = n
+    }
   }
   const fresh = (why: string): Occurrence => {
     const o = at((last?.n ?? 0) + 1)
     return { ...o, why }
   }
   if (!last) return fresh('new')
+  if (last.n === lastShown) return fresh('a new call: the conversation shows the last identical one done')
   const same = (why: string): Occurrence => ({ key: last!.key, id: last!.id, existing: last!.snap, why })
   if (call.retry) return same('marked a retry')
   // Journaled by a call still in progress here: it joins that call.

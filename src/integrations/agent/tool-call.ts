@@ -17,7 +17,7 @@ import type { OutcomeStatus, SubmitOutcome } from '../../core/outcome.js'
 import { submitAndCarry, type RunMode } from './carry.js'
 import { chooseOccurrence, type Dedupe } from './occurrence.js'
 import { callKey } from './thread-name.js'
-import { doneWords, notDoneWords, refusedWords, type Words } from './words.js'
+import { doneWords, notDoneWords, refusedWords, type Wording, type Words } from './words.js'
 
 export interface ToolCall {
   /** The Interlock thread (threadName()). */
@@ -33,6 +33,13 @@ export interface ToolCall {
   dedupe?: Dedupe
   /** Without a callId: this call is a retry of the last identical one. */
   retry?: boolean
+  /**
+   * Without a callId: how many identical calls the conversation already
+   * shows done (their result reached the model). Those effects are not this
+   * call's; an identical one made since and not shown (a re-execution after a
+   * crash) is. Give it with dedupe "always".
+   */
+  seen?: number
   /**
    * What the decision rests on, journaled with a new effect and checked right
    * before it is sent: the values, a function of the arguments, or 'capture'
@@ -90,7 +97,7 @@ export async function identify(interlock: Interlock, call: ToolCall, options: Pi
     const o = await chooseOccurrence(base, { key: input.key, retry: false }, DEFAULT_DEDUPE, { get: (id) => interlock.store.get(id), inProgress: (id) => m.has(id), now: options.now ?? Date.now })
     return { input, id: o.id, existing: o.existing, why: 'the call id' }
   }
-  const o = await chooseOccurrence(base, { retry: call.retry ?? false }, call.dedupe ?? DEFAULT_DEDUPE, {
+  const o = await chooseOccurrence(base, { retry: call.retry ?? false, seen: call.seen }, call.dedupe ?? DEFAULT_DEDUPE, {
     get: (id) => interlock.store.get(id),
     inProgress: (id) => m.has(id),
     now: options.now ?? Date.now,
@@ -100,7 +107,7 @@ export async function identify(interlock: Interlock, call: ToolCall, options: Pi
 
 /** Runs the call's effect through Interlock and says what came of it; never throws for the caller's mistakes (those are REFUSED). */
 export async function runToolCall(interlock: Interlock, call: ToolCall, options: CallOptions = {}): Promise<ToolAnswer> {
-  const wording = { tool: call.tool ?? call.action, target: call.target, scrub: (t: string) => interlock.scrub(t) }
+  const wording = { tool: call.tool ?? call.action, target: call.target, scrub: (t: string) => interlock.scrub(t), byCallId: call.callId !== undefined }
   let found: Identified
   try {
     found = await identify(interlock, call, options)
@@ -117,7 +124,7 @@ export async function runToolCall(interlock: Interlock, call: ToolCall, options:
   return work
 }
 
-async function carry(interlock: Interlock, call: ToolCall, found: Identified, options: CallOptions, wording: { tool: string; target: string; scrub: (t: string) => string }): Promise<ToolAnswer> {
+async function carry(interlock: Interlock, call: ToolCall, found: Identified, options: CallOptions, wording: Wording): Promise<ToolAnswer> {
   const isNew = !found.existing
   let outcome: SubmitOutcome
   try {
@@ -130,10 +137,19 @@ async function carry(interlock: Interlock, call: ToolCall, found: Identified, op
   }
   const replayed = !isNew
   if (outcome.status === 'committed') {
-    const words = doneWords(outcome, !replayed, wording, call.result?.(outcome.receipt))
+    const words = doneWords(outcome, !sentBefore(found.existing), wording, call.result?.(outcome.receipt))
     return { ...words, status: 'committed', effectId: outcome.effectId, replayed, receipt: outcome.receipt, outcome }
   }
   return { ...notDoneWords(outcome, wording), status: outcome.status, effectId: outcome.effectId, replayed, outcome }
+}
+
+/**
+ * Whether the effect had been sent before this call: a re-execution after a
+ * crash, a retry. One journaled but never sent (held, then released; or
+ * returned, the service having done nothing) is made by this call.
+ */
+function sentBefore(existing: EffectSnapshot | undefined): boolean {
+  return existing !== undefined && !['PROPOSED', 'HELD', 'AUTHORIZED'].includes(existing.state)
 }
 
 async function premisesOf(interlock: Interlock, call: ToolCall): Promise<Premises | undefined> {

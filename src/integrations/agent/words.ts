@@ -16,6 +16,12 @@ export interface Wording {
   target: string
   /** Scrubs secrets from text composed here. */
   scrub: (text: string) => string
+  /**
+   * The call is named by the framework's own call id: calling the tool again
+   * is a new call, hence a new effect, so the model must not be told to call
+   * again for a result (the same call is run again when the run resumes).
+   */
+  byCallId?: boolean
 }
 
 export interface Words {
@@ -38,7 +44,9 @@ export function notDoneWords(outcome: Exclude<SubmitOutcome, { status: 'committe
         'HELD',
         `Held for operators: this call (${w.tool} on ${w.target}, effect ${id}) waits for a release under rule "${outcome.rule}"${outcome.reason ? ` (${outcome.reason})` : ''}. Nothing was sent.\n` +
           `An operator releases it with:\n  interlock outbox release ${id}\n` +
-          'Call this tool again with the same arguments once it is released to get its result.',
+          (w.byCallId
+            ? `Do not call this tool again for it: that would be a second ${w.tool}. Its result comes when this same call is run again, once it is released.`
+            : 'Call this tool again with the same arguments once it is released to get its result.'),
       )
     case 'rejected':
       return said('REJECTED', `Rejected, nothing was sent: what this call rests on changed since it was read:\n- ${outcome.violations.join('\n- ')}\nRead it again and decide anew (effect ${id}).`)
@@ -52,7 +60,10 @@ export function notDoneWords(outcome: Exclude<SubmitOutcome, { status: 'committe
     case 'in_flight':
       return said(
         outcome.state,
-        `In flight: this call (effect ${id}) is journaled and ${outcome.state}${outcome.reason ? `: ${outcome.reason}` : ''}. It will be finished${outcome.notBefore ? ` not before ${outcome.notBefore}` : ''}; call this tool again with the same arguments for its result.`,
+        `In flight: this call (effect ${id}) is journaled and ${outcome.state}${outcome.reason ? `: ${outcome.reason}` : ''}. It will be finished${outcome.notBefore ? ` not before ${outcome.notBefore}` : ''}; ` +
+          (w.byCallId
+            ? `do not call this tool again for it: that would be a second ${w.tool}. Its result comes when this same call is run again.`
+            : 'call this tool again with the same arguments for its result.'),
       )
   }
 }
