@@ -89,7 +89,7 @@ describe('runToolCall', () => {
 
   it('without a call id, the conversation\'s count of identical calls shown done (seen) tells a re-execution from a repeat, whatever the time since', async () => {
     const interlock = await interlockWith()
-    const call = { thread: 'ai/t7', target: 'refunds', action: 'refund', args: { charge: 'ch_7', amount: 5 }, dedupe: { dedupe: 'always' as const, dedupeWindowMs: 0 } }
+    const call = { thread: 'ai/t7', target: 'refunds', action: 'refund', args: { charge: 'ch_7', amount: 5 } }
     const first = await runToolCall(interlock, { ...call, seen: 0 })
     // Re-executed after a crash: the conversation does not show it yet, so it is the same effect.
     const again = await runToolCall(interlock, { ...call, seen: 0 })
@@ -101,6 +101,8 @@ describe('runToolCall', () => {
     expect(repeat).toMatchObject({ status: 'committed', replayed: false })
     expect(applications()).toBe(2)
     expect((await runToolCall(interlock, { ...call, seen: 1 })).effectId).toBe(repeat.effectId)
+    // A conversation restarted from before both: its first call is the first effect, not the last.
+    expect((await runToolCall(interlock, { ...call, seen: 0 })).effectId).toBe(first.effectId)
     expect(applications()).toBe(2)
   })
 

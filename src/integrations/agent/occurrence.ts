@@ -20,10 +20,11 @@
  * that key. The trade-off is the README's ("Repeats and retries").
  *
  * A framework that keeps the conversation can say how many identical calls
- * it shows done (`seen`): the first that many COMMITTED occurrences are
- * those, and a call after the last of them is a new one; an occurrence
- * committed since, whose result the conversation does not show, is this
- * call re-executed after a crash.
+ * it shows done (`seen`), which tells a repeat from a re-execution whatever
+ * the time between: the first that many COMMITTED occurrences are those;
+ * this call is the next occurrence that did not come to nothing (REJECTED,
+ * FAILED), the same effect if it is journaled (made before a crash, or in
+ * flight, HELD, AMBIGUOUS), else a new one. `dedupe` plays no part then.
  */
 import { effectId, type EffectInput, type EffectSnapshot } from '../../core/effect.js'
 
@@ -67,25 +68,19 @@ export async function chooseOccurrence(
     const key = n === 1 ? undefined : `repeat-${n}`
     return { key, id: effectId({ ...base, key }) }
   }
+  if (call.seen !== undefined) return afterSeen(call.seen, at, lookup)
   let last: { n: number; id: string; key?: string; snap?: EffectSnapshot } | undefined
-  let shown = 0
-  let lastShown = 0
   for (let n = 1; n <= MAX_OCCURRENCES; n++) {
     const o = at(n)
     const snap = await lookup.get(o.id)
     if (!snap && !lookup.inProgress(o.id)) break
     last = { n, ...o, snap }
-    if (snap?.state === 'COMMITTED' && shown < (call.seen ?? 0)) {
-      shown++
-      lastShown = n
-    }
   }
   const fresh = (why: string): Occurrence => {
     const o = at((last?.n ?? 0) + 1)
     return { ...o, why }
   }
   if (!last) return fresh('new')
-  if (last.n === lastShown) return fresh('a new call: the conversation shows the last identical one done')
   const same = (why: string): Occurrence => ({ key: last!.key, id: last!.id, existing: last!.snap, why })
   if (call.retry) return same('marked a retry')
   // Journaled by a call still in progress here: it joins that call.
@@ -97,4 +92,20 @@ export async function chooseOccurrence(
   if (dedupe.dedupe === 'marked') return fresh('a new call (dedupe = "marked", not marked a retry)')
   const age = lookup.now() - Date.parse(last.snap.updatedAt)
   return age <= dedupe.dedupeWindowMs ? same('a retry (within dedupe_window of the last identical call)') : fresh('a new call (past dedupe_window of the last identical call)')
+}
+
+async function afterSeen(seen: number, at: (n: number) => { key?: string; id: string }, lookup: OccurrenceLookup): Promise<Occurrence> {
+  let shown = 0
+  for (let n = 1; n <= MAX_OCCURRENCES; n++) {
+    const o = at(n)
+    const snap = await lookup.get(o.id)
+    if (!snap && !lookup.inProgress(o.id)) return { ...o, why: shown === 0 ? 'new' : 'a new call: the conversation shows the identical ones before it done' }
+    if (shown < seen) {
+      if (snap?.state === 'COMMITTED') shown++
+      continue
+    }
+    if (snap && (snap.state === 'REJECTED' || snap.state === 'FAILED')) continue
+    return { ...o, existing: snap, why: snap ? `the same call made again, its effect ${snap.state}` : 'joined the same call in progress' }
+  }
+  return { ...at(MAX_OCCURRENCES + 1), why: 'new' }
 }

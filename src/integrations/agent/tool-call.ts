@@ -37,7 +37,7 @@ export interface ToolCall {
    * Without a callId: how many identical calls the conversation already
    * shows done (their result reached the model). Those effects are not this
    * call's; an identical one made since and not shown (a re-execution after a
-   * crash) is. Give it with dedupe "always".
+   * crash) is (occurrence.ts). Replaces `dedupe`.
    */
   seen?: number
   /**
