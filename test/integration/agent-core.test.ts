@@ -170,13 +170,17 @@ when = [{ arg = "amount", above = "100" }]
     expect(applications()).toBe(0)
   })
 
-  it('a held call named by its call id tells the model not to call again (a new call is a new effect); one named by its content tells it to call again once released', async () => {
+  it('a held call whose repeat would be a new effect (againIsNew) tells the model not to call again; otherwise, to call again once released', async () => {
     const interlock = await interlockWith(rules)
-    const byId = await runToolCall(interlock, { thread: 'ag/t3', target: 'refunds', action: 'refund', tool: 'refund', args: { charge: 'ch_7', amount: 500 }, callId: 'call_3' })
+    const byId = await runToolCall(interlock, { thread: 'ag/t3', target: 'refunds', action: 'refund', tool: 'refund', args: { charge: 'ch_7', amount: 500 }, callId: 'call_3', againIsNew: true })
     expect(byId.text).toContain('Do not call this tool again for it: that would be a second refund.')
     expect(byId.text).not.toContain('Call this tool again')
-    const byContent = await runToolCall(interlock, { thread: 'ag/t3', target: 'refunds', action: 'refund', args: { charge: 'ch_6', amount: 500 } })
-    expect(byContent.text).toContain('Call this tool again with the same arguments once it is released to get its result.')
+    for (const call of [
+      { thread: 'ag/t3', target: 'refunds', action: 'refund', args: { charge: 'ch_6', amount: 500 } },
+      { thread: 'ag/t3', target: 'refunds', action: 'refund', args: { charge: 'ch_4', amount: 500 }, callId: 'call_5' },
+    ]) {
+      expect((await runToolCall(interlock, call)).text).toContain('Call this tool again with the same arguments once it is released to get its result.')
+    }
   })
 
   it('a held call released by an operator and carried on by the same call is reported made now, not "already done"', async () => {

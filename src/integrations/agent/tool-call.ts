@@ -29,6 +29,14 @@ export interface ToolCall {
   tool?: string
   /** The framework's own id for this call, given only when it is stable across a resume. */
   callId?: string
+  /**
+   * True when the same call made again (same arguments, a new call id) would
+   * be a new effect, as when the call id alone names it; the model is then
+   * not told to call again for a held or in-flight call's result. Default:
+   * an identical call later finds this one (by content, or an adapter that
+   * looks the open call up).
+   */
+  againIsNew?: boolean
   /** Without a callId: how a repeat of an identical call is told from a retry (default: always a retry within 10 minutes). */
   dedupe?: Dedupe
   /** Without a callId: this call is a retry of the last identical one. */
@@ -107,7 +115,7 @@ export async function identify(interlock: Interlock, call: ToolCall, options: Pi
 
 /** Runs the call's effect through Interlock and says what came of it; never throws for the caller's mistakes (those are REFUSED). */
 export async function runToolCall(interlock: Interlock, call: ToolCall, options: CallOptions = {}): Promise<ToolAnswer> {
-  const wording = { tool: call.tool ?? call.action, target: call.target, scrub: (t: string) => interlock.scrub(t), byCallId: call.callId !== undefined }
+  const wording = { tool: call.tool ?? call.action, target: call.target, scrub: (t: string) => interlock.scrub(t), againIsNew: call.againIsNew }
   let found: Identified
   try {
     found = await identify(interlock, call, options)

@@ -17,11 +17,12 @@ export interface Wording {
   /** Scrubs secrets from text composed here. */
   scrub: (text: string) => string
   /**
-   * The call is named by the framework's own call id: calling the tool again
-   * is a new call, hence a new effect, so the model must not be told to call
-   * again for a result (the same call is run again when the run resumes).
+   * Calling the tool again with the same arguments would be a new effect
+   * (the framework's call id alone names this one), so the model must not be
+   * told to call again for a held or in-flight call's result: the same call
+   * is run again when the run resumes.
    */
-  byCallId?: boolean
+  againIsNew?: boolean
 }
 
 export interface Words {
@@ -44,7 +45,7 @@ export function notDoneWords(outcome: Exclude<SubmitOutcome, { status: 'committe
         'HELD',
         `Held for operators: this call (${w.tool} on ${w.target}, effect ${id}) waits for a release under rule "${outcome.rule}"${outcome.reason ? ` (${outcome.reason})` : ''}. Nothing was sent.\n` +
           `An operator releases it with:\n  interlock outbox release ${id}\n` +
-          (w.byCallId
+          (w.againIsNew
             ? `Do not call this tool again for it: that would be a second ${w.tool}. Its result comes when this same call is run again, once it is released.`
             : 'Call this tool again with the same arguments once it is released to get its result.'),
       )
@@ -61,7 +62,7 @@ export function notDoneWords(outcome: Exclude<SubmitOutcome, { status: 'committe
       return said(
         outcome.state,
         `In flight: this call (effect ${id}) is journaled and ${outcome.state}${outcome.reason ? `: ${outcome.reason}` : ''}. It will be finished${outcome.notBefore ? ` not before ${outcome.notBefore}` : ''}; ` +
-          (w.byCallId
+          (w.againIsNew
             ? `do not call this tool again for it: that would be a second ${w.tool}. Its result comes when this same call is run again.`
             : 'call this tool again with the same arguments for its result.'),
       )

@@ -89,7 +89,8 @@ export function toolCallOf<Input>(options: GateOptions<Input>, input: Input, cal
   const args = options.args ? options.args(input) : (input as JsonObject)
   const context: CallContext = { toolCallId: call.toolCallId, messages: call.messages, context: call.context }
   const base = { thread: threadOf(options, context), target: options.target, action: options.action, args, tool: nameOf(options), premises: options.premises, result: options.result }
-  if (when === 'approval' || callIn(call.messages, call.toolCallId)) return { ...base, callId: call.toolCallId }
+  // By its id, a repeat of the call (a new id, not in the messages) is named by its content: another effect.
+  if (when === 'approval' || callIn(call.messages, call.toolCallId)) return { ...base, callId: call.toolCallId, againIsNew: true }
   return { ...base, seen: shownDone(call.messages, args, options) }
 }
 

@@ -100,7 +100,8 @@ export function toolCallOf<Input>(options: GateOptions<Input>, toolUse: ToolUseL
     action: options.action,
     args,
     tool: toolUse.name,
-    callId: byId ? toolUse.id : undefined,
+    // The tool_use id alone names the effect: the model calling again makes a new one.
+    ...(byId ? { callId: toolUse.id, againIsNew: true } : {}),
     premises: options.premises,
     result: options.result,
   }
