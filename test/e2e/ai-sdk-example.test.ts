@@ -62,6 +62,11 @@ const ok = (r: ExampleRun) => expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
 const effectOf = (t: string) => /effect ([0-9a-f]{64})/.exec(t)?.[1]
 
 describe('examples/ai-sdk/refund-agent.ts', () => {
+  it('typechecks against the built package\'s types', () => {
+    example = agentExample('ai-sdk', DEPS)
+    expect(example.typecheck()).toBe('')
+  })
+
   it('refunds through the stripe target and tells support through the slack target, each once', async () => {
     const { world, agent } = await setUp()
     const run = await agent(['c-1', 'Refund 25.00 USD of ch_1 and tell support.'])

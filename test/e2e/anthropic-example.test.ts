@@ -89,6 +89,11 @@ function ids(api: MessagesApi) {
 }
 
 describe('examples/anthropic/refund-agent.ts', () => {
+  it('typechecks against the built package\'s types', () => {
+    example = agentExample('anthropic', DEPS)
+    expect(example.typecheck()).toBe('')
+  })
+
   it('refunds through the stripe target and tells support through the slack target, each once', async () => {
     const { world, agent } = await setUp()
     const run = await agent(['c-1', 'Refund 25.00 USD of ch_1 and tell support.'])

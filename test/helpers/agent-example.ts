@@ -6,8 +6,8 @@
  * exactly as it does once installed; started with `node <file>` (Node's own
  * type stripping), in a clean environment.
  */
-import { spawn } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { inject } from 'vitest'
@@ -26,6 +26,8 @@ export interface AgentExample {
   dir: string
   /** Runs `node <file> ...args` in the project, with only PATH and `env` set. */
   run(file: string, args: string[], env: Record<string, string>, timeoutMs?: number): Promise<ExampleRun>
+  /** tsc over the example's files against the built package's types, as a user's editor sees them: its output, '' when clean. */
+  typecheck(): string
   cleanup(): void
 }
 
@@ -57,6 +59,13 @@ export function agentExample(name: string, dependencies: string[]): AgentExample
           resolve({ code, signal, stdout, stderr })
         })
       }),
+    typecheck: () => {
+      link('@types/node', join(repo, 'node_modules', '@types', 'node'))
+      const options = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] }
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: options, include: ['*.ts'] }))
+      const tsc = spawnSync(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8' })
+      return tsc.status === 0 ? '' : `tsc exited ${tsc.status}\n${tsc.stdout}${tsc.stderr}`
+    },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   }
 }
