@@ -18,9 +18,9 @@ export interface Wording {
   scrub: (text: string) => string
   /**
    * Calling the tool again with the same arguments would be a new effect
-   * (the framework's call id alone names this one), so the model must not be
-   * told to call again for a held or in-flight call's result: the same call
-   * is run again when the run resumes.
+   * (the framework's call id alone names this one), so the model is told not
+   * to call again for a held or in-flight call: operators, recovery or the
+   * resumed run finish this one.
    */
   againIsNew?: boolean
 }
@@ -46,7 +46,7 @@ export function notDoneWords(outcome: Exclude<SubmitOutcome, { status: 'committe
         `Held for operators: this call (${w.tool} on ${w.target}, effect ${id}) waits for a release under rule "${outcome.rule}"${outcome.reason ? ` (${outcome.reason})` : ''}. Nothing was sent.\n` +
           `An operator releases it with:\n  interlock outbox release ${id}\n` +
           (w.againIsNew
-            ? `Do not call this tool again for it: that would be a second ${w.tool}. Its result comes when this same call is run again, once it is released.`
+            ? `Do not call this tool again for it: that would be a second ${w.tool}.`
             : 'Call this tool again with the same arguments once it is released to get its result.'),
       )
     case 'rejected':
@@ -63,7 +63,7 @@ export function notDoneWords(outcome: Exclude<SubmitOutcome, { status: 'committe
         outcome.state,
         `In flight: this call (effect ${id}) is journaled and ${outcome.state}${outcome.reason ? `: ${outcome.reason}` : ''}. It will be finished${outcome.notBefore ? ` not before ${outcome.notBefore}` : ''}; ` +
           (w.againIsNew
-            ? `do not call this tool again for it: that would be a second ${w.tool}. Its result comes when this same call is run again.`
+            ? `do not call this tool again for it: that would be a second ${w.tool}.`
             : 'call this tool again with the same arguments for its result.'),
       )
   }
