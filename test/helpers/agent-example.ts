@@ -1,19 +1,16 @@
 /**
- * An agent example from `examples/<name>` run as a user runs it: copied into
- * a project of its own whose node_modules holds the built package under its
- * npm name (build-once.ts) and the framework packages the example imports,
- * so `agent-interlock/<name>` resolves through package.json `exports`
- * exactly as it does once installed; started with `node <file>` (Node's own
- * type stripping), in a clean environment.
+ * An agent example from `examples/<name>` run as a user runs it, in a project
+ * of its own (example-project.ts: the built package under its npm name, the
+ * framework packages linked), started with `node <file>` (Node's own type
+ * stripping) in a clean environment, and type-checked against the built
+ * package's types.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { inject } from 'vitest'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { exampleProject } from './example-project.js'
 
 const repo = join(import.meta.dirname, '../..')
-const packageName = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { name: string }).name
 
 export interface ExampleRun {
   code: number | null
@@ -32,14 +29,7 @@ export interface AgentExample {
 }
 
 export function agentExample(name: string, dependencies: string[]): AgentExample {
-  const dir = mkdtempSync(join(tmpdir(), `interlock-example-${name}-`))
-  cpSync(join(repo, 'examples', name), dir, { recursive: true })
-  const link = (pkg: string, to: string) => {
-    mkdirSync(dirname(join(dir, 'node_modules', pkg)), { recursive: true })
-    symlinkSync(to, join(dir, 'node_modules', pkg), 'dir')
-  }
-  link(packageName, inject('cliRoot'))
-  for (const dep of dependencies) link(dep, join(repo, 'node_modules', dep))
+  const { dir, cleanup } = exampleProject(name, dependencies)
   return {
     dir,
     run: (file, args, env, timeoutMs = 60_000) =>
@@ -60,12 +50,13 @@ export function agentExample(name: string, dependencies: string[]): AgentExample
         })
       }),
     typecheck: () => {
-      link('@types/node', join(repo, 'node_modules', '@types', 'node'))
+      mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true })
+      symlinkSync(join(repo, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'), 'dir')
       const options = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] }
       writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: options, include: ['*.ts'] }))
       const tsc = spawnSync(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8' })
       return tsc.status === 0 ? '' : `tsc exited ${tsc.status}\n${tsc.stdout}${tsc.stderr}`
     },
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup,
   }
 }
