@@ -272,6 +272,9 @@ describe('held by a policy rule', () => {
     const [snap] = await interlock.store.list()
     expect(snap!.state).toBe('HELD')
     expect(s.seen[1]![0]).toContain(`interlock outbox release ${snap!.effect.id}`)
+    // The run's n-th identical call is its own effect: told to call again, the model would make a second held refund.
+    expect(s.seen[1]![0]).toContain('Do not call this tool again for it')
+    expect(s.seen[1]![0]).not.toContain('Call this tool again')
     expect(refundsOf(ch)).toEqual([])
   })
 })

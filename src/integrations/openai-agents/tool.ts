@@ -67,6 +67,8 @@ export function interlockTool<TParameters extends ToolInputParameters, Context =
       args,
       tool: options.name,
       callId: callOf(context, callId, options.target, action, args),
+      // The n-th identical call of a run is its own effect, so a call made again is a new one: the model must not be told to repeat it.
+      againIsNew: true,
       premises: typeof premises === 'function' ? (a) => premises(a, runContext!) : premises,
       result: options.result,
     }
