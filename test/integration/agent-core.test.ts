@@ -242,3 +242,14 @@ describe('threadName', () => {
     expect(threadName('langgraph', lookalike)).toBe(threadName('langgraph', lookalike))
   })
 })
+
+describe('notDoneWords', () => {
+  it('ends a refusal with one full stop, whether or not the service\'s reason has its own', async () => {
+    const { notDoneWords } = await import('../../src/integrations/agent/words.js')
+    const w = { tool: 'send', target: 'mail', scrub: (t: string) => t }
+    const own = notDoneWords({ status: 'failed', effectId: 'e1', reason: 'The from address does not match a verified Sender Identity.' }, w)
+    expect(own.text).toMatch(/Sender Identity\.$/)
+    expect(own.text).not.toContain('..')
+    expect(notDoneWords({ status: 'failed', effectId: 'e1', reason: 'answered 403' }, w).text).toMatch(/answered 403\.$/)
+  })
+})

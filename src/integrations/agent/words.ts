@@ -39,7 +39,7 @@ export function notDoneWords(outcome: Exclude<SubmitOutcome, { status: 'committe
   const said = (state: string, text: string): Words => ({ state, text: w.scrub(text), isError: true })
   switch (outcome.status) {
     case 'failed':
-      return said('FAILED', `Failed, nothing was done: ${w.target} refused this call (effect ${id}): ${outcome.reason}.`)
+      return said('FAILED', `Failed, nothing was done: ${w.target} refused this call (effect ${id}): ${sentence(outcome.reason)}`)
     case 'held':
       return said(
         'HELD',
@@ -91,4 +91,9 @@ export function refusedWords(message: string, w: Pick<Wording, 'scrub'>): Words 
 
 function receiptText(receipt: JsonObject): string {
   return Object.keys(receipt).length === 0 ? '' : JSON.stringify(receipt)
+}
+
+/** A reason as a sentence: a service's own text often ends with its full stop already. */
+function sentence(reason: string): string {
+  return /[.!?]$/.test(reason.trim()) ? reason.trim() : `${reason.trim()}.`
 }
