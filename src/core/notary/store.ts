@@ -1,0 +1,31 @@
+/**
+ * The notary's store port: one hash-chained list of records per effect, and
+ * one decision row per (effect, attempt) that a claim or an abort inserts.
+ * The first insert wins (docs/notary.md, "The one rule"); the store makes the
+ * chain-head check and both inserts one atomic step, so two writers racing on
+ * one effect never both append after the same head, and never both decide.
+ */
+import type { StoredRecord } from './records.js'
+
+export type AppendResult =
+  | 'appended'
+  /** The chain moved on since the writer read its head: nothing written. */
+  | 'stale'
+  /** A claim or abort for an attempt already decided: nothing written. */
+  | 'decided'
+
+export interface NotaryStore {
+  /** The effect's chain, oldest first (empty when the notary never heard of it). */
+  chain(effect: string): Promise<StoredRecord[]>
+  /**
+   * Appends `record` (seq = head's + 1) when the chain's last hash is still
+   * `record.prev`; a claim or abort also inserts the attempt's decision row,
+   * and writes nothing when one exists.
+   */
+  append(record: StoredRecord): Promise<AppendResult>
+  close(): Promise<void>
+}
+
+export function isDecision(kind: string): kind is 'claim' | 'abort' {
+  return kind === 'claim' || kind === 'abort'
+}
