@@ -27,6 +27,8 @@ export const CRASH_POINTS = [
   'after-authorized',
   /** DISPATCHED is durable, nothing sent yet; on a new effect's path, PROPOSED and AUTHORIZED became durable in the same commit. */
   'after-dispatched',
+  /** A notarized target (notary/notarized.ts) wrote `intend` for the attempt and has sent nothing yet. */
+  'after-intend',
   /** apply() returned, COMMITTED not yet written: the window tier 2 queries and tier 3 cannot close. */
   'after-apply',
   'after-committed',

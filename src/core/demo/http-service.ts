@@ -71,7 +71,17 @@ interface Stored {
   answer?: { status: number; body: unknown }
 }
 
-export async function startHttpService(options: { host?: string; port?: number } = {}): Promise<HttpService> {
+export interface HttpServiceOptions {
+  host?: string
+  port?: number
+  /**
+   * Runs around the POST routes (/idempotent, /plain): the notary's
+   * middleware (notary/middleware.ts) makes the service a notarized one.
+   */
+  around?: (req: http.IncomingMessage, res: http.ServerResponse, next: () => void) => void
+}
+
+export async function startHttpService(options: HttpServiceOptions = {}): Promise<HttpService> {
   let faults: { fault: ServiceFault; path?: string; times: number }[] = []
   let keys = new Map<string, Stored>()
   let counts: ServiceCounts = { idempotent: {}, plain: {} }
@@ -128,6 +138,9 @@ export async function startHttpService(options: { host?: string; port?: number }
     }
 
     if (method === 'POST' && (path === '/idempotent' || path === '/plain' || path.startsWith('/idempotent/') || path.startsWith('/plain/'))) {
+      return options.around ? options.around(req, res, () => void post()) : post()
+    }
+    async function post() {
       const endpoint = path.startsWith('/idempotent') ? 'idempotent' : 'plain'
       if (endpoint === 'idempotent') {
         if (!key) return send(400, { error: { message: 'Idempotency-Key header is required' } })
@@ -155,6 +168,7 @@ export async function startHttpService(options: { host?: string; port?: number }
       if (fault?.kind === 'drop') return req.socket.destroy()
       return send(answer.status, answer.body)
     }
+    // The POST routes return above; the rest of the routes follow.
     if (method === 'GET' && path.startsWith('/applied/')) {
       const id = decodeURIComponent(path.slice('/applied/'.length))
       return applied.has(id) ? send(200, applied.get(id)) : send(404, { error: { message: `no effect ${id}` } })

@@ -41,6 +41,12 @@ export interface ApplyContext {
    * (dispatchedAt is then absent).
    */
   resent?: boolean
+  /**
+   * Request headers a wrapper asks the target to send with the effect
+   * (notarized.ts: the effect id and attempt number a notarized service
+   * reads). Targets that send HTTP requests add them; others ignore them.
+   */
+  headers?: Readonly<Record<string, string>>
 }
 
 /**

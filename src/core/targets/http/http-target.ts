@@ -78,7 +78,7 @@ export class HttpTarget implements EffectTarget {
       const found = await this.query(effect)
       if (found) return found
     }
-    const headers: Record<string, string> = { 'content-type': 'application/json' }
+    const headers: Record<string, string> = { ...ctx.headers, 'content-type': 'application/json' }
     if (this.tier === 1) headers['idempotency-key'] = effect.id
     const body = canonicalJson({ action: effect.action, args: effect.args, effect_id: effect.id })
     const answer = await this.send(this.config.method, url, headers, body, ctx)
