@@ -1,4 +1,4 @@
-/** What `operator keygen` and `relay keygen` share: flags, writing the key file, and what to paste where. */
+/** What `operator keygen`, `relay keygen` and `notary keygen` share: flags, writing the key file, and what to paste where. */
 import { resolve } from 'node:path'
 import { Flags } from '@oclif/core'
 import { generateKeyPair, writeKeyFile, type KeyKind } from '../core/crypto/keys.js'
@@ -30,6 +30,8 @@ export function keygen(kind: KeyKind, flags: { name: string; out?: string; force
   const toml =
     kind === 'operator'
       ? `[[operators]]\nname = "${pair.name}"\npublic_key = "${pair.publicKey}"`
-      : `# relay "${pair.name}" signs receipts with:\npublic_key = "${pair.publicKey}"`
+      : kind === 'service'
+        ? `[notary.services]\n${pair.name} = "${pair.publicKey}"`
+        : `# relay "${pair.name}" signs receipts with:\npublic_key = "${pair.publicKey}"`
   return { kind, name: pair.name, publicKey: pair.publicKey, path, mode: '0600', encrypted: passphrase !== undefined, toml }
 }

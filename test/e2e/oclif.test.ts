@@ -36,7 +36,7 @@ describe('a mistyped command', () => {
     expect(show.stderr).toContain('Did you mean `interlock outbox show 3f9a`?')
     const keygen = await interlock(['keygen', '--name', 'alice'], { cwd })
     expect(keygen.code).toBe(2)
-    expect(keygen.stderr).toContain('Did you mean `interlock operator keygen` or `interlock relay keygen`?')
+    expect(keygen.stderr).toContain('Did you mean `interlock notary keygen` or `interlock operator keygen` or `interlock relay keygen`?')
     const none = await interlock(['frobnicate'], { cwd })
     expect(none.code).toBe(2)
     expect(none.stderr).toBe('Error (E_USAGE): unknown command `interlock frobnicate`\nTry this: `interlock --help` lists every command.\n')

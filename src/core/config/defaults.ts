@@ -30,6 +30,8 @@ export const DEFAULTS = {
   reconcileOlderThan: '5m',
   reconcileOlderThanMs: 300_000,
   reconcileConcurrency: 4,
+  notaryListen: '127.0.0.1:7311',
+  notaryPath: 'interlock-notary.db',
   relayConcurrency: 32,
   relayLeaseMs: 30_000,
   relayPollMs: 1_000,

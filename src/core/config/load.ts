@@ -18,7 +18,7 @@ import { ConfigError } from '../errors.js'
 import { defaultConfig } from './defaults.js'
 import { depthProblem } from './depth.js'
 import { expandEnv } from './expand-env.js'
-import { normalizeGate, normalizeReconcile, normalizeRelay, normalizeStore, normalizeTarget } from './normalize.js'
+import { normalizeGate, normalizeNotary, normalizeReconcile, normalizeRelay, normalizeStore, normalizeTarget } from './normalize.js'
 import { markOrigin } from './origin.js'
 import { normalizeOperators, normalizePolicy } from './policy.js'
 import type { InterlockConfig, TargetConfig } from './types.js'
@@ -111,6 +111,7 @@ export function parseConfig(
     policy,
     reconcile: normalizeReconcile(raw.reconcile),
     relay: normalizeRelay(raw.relay, dir),
+    ...(raw.notary === undefined ? {} : { notary: normalizeNotary(raw.notary, dir) }),
     secrets: expanded.secrets,
     ...(deferred.length > 0 ? { unresolved: deferred.map((u) => u.problem) } : {}),
   }

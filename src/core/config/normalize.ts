@@ -12,7 +12,7 @@ import { DEFAULTS } from './defaults.js'
 import { normalizeMcp } from './normalize-mcp.js'
 import { parseDuration } from './policy.js'
 import type { ReconcileConfig } from './types.js'
-import type { RelayConfig } from './types.js'
+import type { NotaryConfig, RelayConfig } from './types.js'
 import type { GateConfig, HttpTargetConfig, PostgresRowTargetConfig, ServiceTargetConfig, StoreConfig, TargetConfig } from './types.js'
 import type { GithubTargetConfig, S3TargetConfig } from './types.js'
 
@@ -149,4 +149,17 @@ function normalizeS3(raw: Table): S3TargetConfig {
 // `:memory:` is SQLite's in-process database, not a file name.
 function resolvePath(dir: string, path: string): string {
   return path === ':memory:' || isAbsolute(path) ? path : resolve(dir, path)
+}
+
+export function normalizeNotary(raw: Table | undefined, dir: string): NotaryConfig | undefined {
+  if (raw === undefined) return undefined
+  const listen = (raw.listen as string | undefined) ?? DEFAULTS.notaryListen
+  const colon = listen.lastIndexOf(':')
+  return {
+    host: listen.slice(0, colon).replace(/^\[(.*)\]$/, '$1'),
+    port: Number(listen.slice(colon + 1)),
+    path: resolvePath(dir, (raw.path as string | undefined) ?? DEFAULTS.notaryPath),
+    agents: { ...((raw.agents as Record<string, string> | undefined) ?? {}) },
+    services: { ...((raw.services as Record<string, string> | undefined) ?? {}) },
+  }
 }

@@ -20,6 +20,7 @@
 
 import { githubTarget, s3Target } from './schema-github-s3.js'
 import { DURATION, operators, policy } from './schema-policy.js'
+import { notary } from './schema-notary.js'
 import { relay } from './schema-relay.js'
 import { DURATION_MAX_MS, durationMs, httpTimeouts } from './schema-common.js'
 import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
@@ -324,6 +325,7 @@ export const configSchema = {
     policy: policy,
     reconcile: reconcile,
     relay: relay,
+    notary: notary,
   },
 } as const
 

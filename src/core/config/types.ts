@@ -245,6 +245,18 @@ export interface RelayConfig {
   heartbeatRetentionMs: number
 }
 
+/** [notary]: how `interlock notary serve` runs (docs/notary.md). */
+export interface NotaryConfig {
+  host: string
+  port: number
+  /** The SQLite log file, resolved against the config file's folder. */
+  path: string
+  /** Agent names → public keys: who may write intend and abort. */
+  agents: Record<string, string>
+  /** Service names → public keys: who may write claim, performed and failed. */
+  services: Record<string, string>
+}
+
 export interface InterlockConfig {
   /** Absolute path of the file this came from (undefined for defaults). */
   file?: string
@@ -259,6 +271,8 @@ export interface InterlockConfig {
   reconcile?: ReconcileConfig
   /** [relay]; absent in hand-built configs, where DEFAULTS apply. */
   relay?: RelayConfig
+  /** [notary]; absent when the file has none. */
+  notary?: NotaryConfig
   /** Resolved values of `${ENV}` references: never printed, never journaled. */
   secrets: string[]
   /**

@@ -21,7 +21,8 @@ import { publicKeyOf, randomSeed } from './ed25519.js'
 import { fromBase64Url, toBase64Url } from './encoding.js'
 
 export const KEY_FORMAT = 'interlock-key/v1'
-export type KeyKind = 'operator' | 'relay'
+/** service: a notarized service's key, which signs its claim, performed and failed records (docs/notary.md). */
+export type KeyKind = 'operator' | 'relay' | 'service'
 
 export interface KeyPair {
   kind: KeyKind
@@ -177,7 +178,7 @@ export function parseKeyFile(text: string, path: string): KeyFile {
   }
   const f = v as Partial<KeyFile>
   if (!f || typeof f !== 'object' || f.format !== KEY_FORMAT) throw badFile(path, `its format is not ${KEY_FORMAT}`)
-  if (f.kind !== 'operator' && f.kind !== 'relay') throw badFile(path, 'its kind is neither operator nor relay')
+  if (f.kind !== 'operator' && f.kind !== 'relay' && f.kind !== 'service') throw badFile(path, 'its kind is not operator, relay or service')
   if (typeof f.name !== 'string' || !NAME.test(f.name)) throw badFile(path, 'its name is missing or malformed')
   if (typeof f.publicKey !== 'string' || !parsePublicKey(f.publicKey)) throw badFile(path, 'its publicKey is not ed25519:<base64url>')
   if ((f.privateKey === undefined) === (f.encrypted === undefined)) throw badFile(path, 'it must hold exactly one of privateKey and encrypted')

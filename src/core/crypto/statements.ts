@@ -22,6 +22,7 @@
  * a replay; `signedAt` / `at` are the signer's clock.
  */
 import type { JsonObject } from '../canonical-json.js'
+import { ExitCode, InterlockError } from '../errors.js'
 import type { State } from '../lifecycle.js'
 
 export interface ReleaseStatement {
@@ -70,6 +71,14 @@ export interface RelayReceiptStatement {
 
 /** Who signs what they wrote: a relay (by its id) or an operator (by name). */
 export type SignerRole = 'relay' | 'operator'
+
+/** The role a key signs journal-wide statements (anchors, checkpoints) in; a notarized service's key signs none. */
+export function signerRoleOf(key: { kind: string; name: string }): SignerRole {
+  if (key.kind === 'relay' || key.kind === 'operator') return key.kind
+  throw new InterlockError('E_KEY_KIND', ExitCode.CONFIG, `key ${key.name} is a ${key.kind} key; only an operator's or a relay's key signs this`, {
+    hint: 'Use an operator key (`interlock operator keygen`) or the relay key.',
+  })
+}
 
 export interface RecordStatement {
   kind: 'record'

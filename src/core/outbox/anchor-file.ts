@@ -22,6 +22,7 @@
 import { closeSync, readFileSync, writeSync } from 'node:fs'
 import { canonicalJson, type JsonObject } from '../canonical-json.js'
 import type { KeyPair } from '../crypto/keys.js'
+import { signerRoleOf } from '../crypto/statements.js'
 import { signStatement, verifySigned } from '../crypto/sign.js'
 import type { AnchorStatement, Signed, SignerRole } from '../crypto/statements.js'
 import { IntegrityError, NotFoundError } from '../errors.js'
@@ -59,7 +60,7 @@ export function headsDigest(heads: readonly JournalHead[]): string {
 
 export function signAnchor(heads: readonly JournalHead[], store: string, key: KeyPair, now: Date): AnchorFile {
   const sorted = [...heads].sort((a, b) => (a.journal < b.journal ? -1 : a.journal > b.journal ? 1 : 0))
-  const statement: AnchorStatement = { kind: 'anchor', headsDigest: headsDigest(sorted), journals: sorted.length, signer: key.name, role: key.kind, at: now.toISOString() }
+  const statement: AnchorStatement = { kind: 'anchor', headsDigest: headsDigest(sorted), journals: sorted.length, signer: key.name, role: signerRoleOf(key), at: now.toISOString() }
   return { format: ANCHOR_FORMAT, store, heads: sorted, anchor: { ...signStatement(statement, key.seed), publicKey: key.publicKey } }
 }
 

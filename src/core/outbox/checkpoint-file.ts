@@ -24,6 +24,7 @@
 import { closeSync, fsyncSync, writeSync } from 'node:fs'
 import { canonicalJson, type JsonObject } from '../canonical-json.js'
 import type { KeyPair } from '../crypto/keys.js'
+import { signerRoleOf } from '../crypto/statements.js'
 import { signStatement, verifySigned } from '../crypto/sign.js'
 import type { CheckpointStatement, Signed, SignerRole } from '../crypto/statements.js'
 import { sha256Hex } from '../hash.js'
@@ -72,7 +73,7 @@ export function signCheckpoint(heads: readonly JournalHead[], store: string, arc
     records: archive.records,
     effects: archive.effects,
     signer: key.name,
-    role: key.kind,
+    role: signerRoleOf(key),
     at: now.toISOString(),
   }
   return { format: CHECKPOINT_FORMAT, store, heads: sorted, archive, checkpoint: { ...signStatement(statement, key.seed), publicKey: key.publicKey } }

@@ -1,0 +1,15 @@
+/**
+ * `agent-interlock/notary`: both sides of the notary (docs/notary.md).
+ * Services: notaryMiddleware / withNotary. Agents: notarized(target).
+ */
+export { notaryMiddleware, withNotary, type Middleware, type NotaryMiddlewareOptions } from './middleware.js'
+export { notarized, type NotarizedOptions } from './notarized.js'
+export { notaryClient, NotaryUnreachable, type NotaryClient, type NotaryClientOptions } from './client.js'
+export { notaryLog, type NotaryLog, type TrustedKeys, type WriteAnswer, type WriteStatus, type EffectView } from './log.js'
+export { startNotaryServer, type NotaryServer } from './server.js'
+export { serveNotary, type RunningNotary } from './serve.js'
+export { openSqliteNotaryStore } from './sqlite/sqlite-notary-store.js'
+export type { NotaryStore, AppendResult } from './store.js'
+export { signRecord, verifyRecord, recordHash, GENESIS, type NotaryKind, type SignedRecord, type StoredRecord } from './records.js'
+export type { AttemptState, AttemptView } from './state.js'
+export { EFFECT_HEADER, ATTEMPT_HEADER, REPLAYED_HEADER } from './headers.js'
