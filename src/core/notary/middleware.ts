@@ -87,6 +87,14 @@ function replay(res: ServerResponse, view: AttemptView): void {
  */
 function hold(res: ServerResponse, record: (status: number, body: JsonValue, contentType: string) => Promise<void>): void {
   const chunks: Buffer[] = []
+  // Headers given to writeHead are not visible to getHeader: keep the content type from there too.
+  let writtenType: string | undefined
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse
+  res.writeHead = ((...args: unknown[]) => {
+    const headers = args.find((a) => a !== null && typeof a === 'object') as Record<string, unknown> | unknown[] | undefined
+    writtenType = contentTypeIn(headers) ?? writtenType
+    return writeHead(...args)
+  }) as typeof res.writeHead
   const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean
   const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse
   const keep = (chunk: unknown, encoding?: unknown) => {
@@ -100,7 +108,7 @@ function hold(res: ServerResponse, record: (status: number, body: JsonValue, con
   res.end = ((chunk?: unknown, encoding?: unknown) => {
     keep(chunk, encoding)
     const raw = Buffer.concat(chunks)
-    const contentType = String(res.getHeader('content-type') ?? '')
+    const contentType = writtenType ?? String(res.getHeader('content-type') ?? '')
     const text = raw.toString('utf8')
     let body: JsonValue = text
     if (contentType.includes('json')) {
@@ -118,6 +126,18 @@ function hold(res: ServerResponse, record: (status: number, body: JsonValue, con
       })
     return res
   }) as typeof res.end
+}
+
+function contentTypeIn(headers: Record<string, unknown> | unknown[] | undefined): string | undefined {
+  if (!headers) return undefined
+  if (Array.isArray(headers)) {
+    // The flat [name, value, name, value] form, or [[name, value]] pairs.
+    const flat = headers.flat() as unknown[]
+    for (let i = 0; i + 1 < flat.length; i += 2) if (String(flat[i]).toLowerCase() === 'content-type') return String(flat[i + 1])
+    return undefined
+  }
+  for (const [name, value] of Object.entries(headers)) if (name.toLowerCase() === 'content-type') return String(value)
+  return undefined
 }
 
 function reasonOf(body: JsonValue, status: number): string {
