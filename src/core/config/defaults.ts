@@ -32,6 +32,7 @@ export const DEFAULTS = {
   reconcileConcurrency: 4,
   notaryListen: '127.0.0.1:7311',
   notaryPath: 'interlock-notary.db',
+  notarySchema: 'interlock_notary',
   relayConcurrency: 32,
   relayLeaseMs: 30_000,
   relayPollMs: 1_000,

@@ -161,5 +161,6 @@ export function normalizeNotary(raw: Table | undefined, dir: string): NotaryConf
     path: resolvePath(dir, (raw.path as string | undefined) ?? DEFAULTS.notaryPath),
     agents: { ...((raw.agents as Record<string, string> | undefined) ?? {}) },
     services: { ...((raw.services as Record<string, string> | undefined) ?? {}) },
+    ...(typeof raw.url === 'string' ? { postgres: { url: raw.url, schema: (raw.schema as string | undefined) ?? DEFAULTS.notarySchema } } : {}),
   }
 }

@@ -16,6 +16,8 @@ export const notary = {
   type: 'object',
   additionalProperties: false,
   description: 'The notary (`interlock notary serve`): a signed, hash-chained log that agents and notarized services both write to, so a tier-3 effect caught in flight is recovered by asking it (docs/notary.md).',
+  // One store: an SQLite file (path, the default) or PostgreSQL (url), as in [store].
+  not: { required: ['path', 'url'] },
   properties: {
     listen: {
       type: 'string',
@@ -26,7 +28,21 @@ export const notary = {
     path: {
       type: 'string',
       minLength: 1,
-      description: 'The notary\'s SQLite log file. Relative to this file\'s folder. Default "interlock-notary.db".',
+      description: 'The notary\'s SQLite log file. Relative to this file\'s folder. Default "interlock-notary.db". Not with url.',
+    },
+    url: {
+      type: 'string',
+      minLength: 1,
+      pattern: '^(postgres(ql)?://|\\$\\{)',
+      patternErrorMessage: 'must be a postgres:// or postgresql:// URL, or a ${VAR} reference',
+      description:
+        'Keep the notary\'s log in PostgreSQL instead of SQLite (for HA, or in the service\'s own database for the in-transaction form): connection string, usually "${NOTARY_DATABASE_URL}". Not with path.',
+    },
+    schema: {
+      type: 'string',
+      pattern: '^[a-z_][a-z0-9_]{0,62}$',
+      patternErrorMessage: 'must be 1-63 lowercase letters, digits or _, starting with a letter or _',
+      description: 'With url: the schema holding the notary\'s tables, created by the notary when missing. Default "interlock_notary".',
     },
     agents: {
       ...KEYS,

@@ -249,8 +249,10 @@ export interface RelayConfig {
 export interface NotaryConfig {
   host: string
   port: number
-  /** The SQLite log file, resolved against the config file's folder. */
+  /** The SQLite log file, resolved against the config file's folder (unused with `postgres`). */
   path: string
+  /** [notary] url (and schema): the log in PostgreSQL instead of SQLite. */
+  postgres?: { url: string; schema: string }
   /** Agent names → public keys: who may write intend and abort. */
   agents: Record<string, string>
   /** Service names → public keys: who may write claim, performed and failed. */

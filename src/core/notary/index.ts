@@ -1,6 +1,7 @@
 /**
  * `agent-interlock/notary`: both sides of the notary (docs/notary.md).
- * Services: notaryMiddleware / withNotary. Agents: notarized(target).
+ * Services: notaryMiddleware / withNotary, or performInTransaction /
+ * claimInTransaction on the service's own PostgreSQL transaction. Agents: notarized(target).
  */
 export { notaryMiddleware, withNotary, type Middleware, type NotaryMiddlewareOptions } from './middleware.js'
 export { notarized, type NotarizedOptions } from './notarized.js'
@@ -13,3 +14,13 @@ export type { NotaryStore, AppendResult } from './store.js'
 export { signRecord, verifyRecord, recordHash, GENESIS, type NotaryKind, type SignedRecord, type StoredRecord } from './records.js'
 export type { AttemptState, AttemptView } from './state.js'
 export { EFFECT_HEADER, ATTEMPT_HEADER, REPLAYED_HEADER } from './headers.js'
+export { openPostgresNotaryStore, type PostgresNotaryStoreOptions } from './postgres/pg-notary-store.js'
+export {
+  claimInTransaction,
+  performInTransaction,
+  installNotaryTables,
+  NotaryTransactionError,
+  type Claim,
+  type NotaryTransactionOptions,
+  type RecordedAnswer,
+} from './in-transaction.js'
