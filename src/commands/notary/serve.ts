@@ -26,7 +26,7 @@ Exit codes: 0 stopped by a signal; 3 no [notary] section or an invalid one.`
     const config = await this.interlockConfig()
     if (!config.notary) {
       throw new ConfigError(`${config.file ?? 'interlock.toml'} has no [notary] section`, [], {
-        hint: 'Add [notary] with listen, path, and the trusted keys under [notary.agents] and [notary.services].',
+        hint: 'Add [notary] with listen, path (or url for PostgreSQL), and the trusted keys under [notary.agents] and [notary.services].',
       })
     }
     const notary = await serveNotary(config.notary, { host: this.flags.host, port: this.flags.port })
