@@ -24,3 +24,4 @@ export {
   type NotaryTransactionOptions,
   type RecordedAnswer,
 } from './in-transaction.js'
+export type { Queryable } from './postgres/pg-notary-schema.js'
