@@ -21,7 +21,8 @@ export const LEGEND = [
   'recovery        what recover() did after the SIGKILL',
   'applied (sent)  what the target itself recorded: times applied (requests it received)',
   'holds           ok: applied once (tier 1 re-sent with its key, tier 2 found by query), at most once',
-  '                (tier 3, AMBIGUOUS for an operator), or never (a stale decision, REJECTED)',
+  '                (tier 3, AMBIGUOUS for an operator), or never (a stale decision, REJECTED);',
+  '                3+N: a tier-3 service behind the notary (N), recovered by asking the notary',
 ]
 
 export function demoLines(report: DemoReport, style: TableStyle): string[] {
@@ -38,7 +39,7 @@ export function demoLines(report: DemoReport, style: TableStyle): string[] {
 function row(r: DemoRow): string[] {
   return [
     r.label,
-    `${r.target} (${r.tier})`,
+    `${r.target} (${r.tier}${r.notary ? '+N' : ''})`,
     r.journal.map((state, i) => (i < r.journal.length - 1 ? (ABBREVIATED[state] ?? state) : state)).join('→'),
     r.recovery,
     r.requests === undefined ? String(r.applied) : `${r.applied} (${r.requests} sent)`,

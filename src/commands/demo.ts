@@ -10,8 +10,9 @@ export default class Demo extends BaseCommand<typeof Demo> {
 
 local    a real git repository (tier 2) and a local HTTP service with an endpoint that honours Idempotency-Key (tier 1) and one that does not (tier 3). A teammate edits one function the agent read: that decision is REJECTED, while an edit elsewhere in the same file leaves another decision standing (symbol premises).
 refunds  a refund agent on the Stripe (tier 1), GitHub (tier 2) and Slack (tier 3) targets, against local emulators of those APIs: Stripe drops the answer to a refund it applied, a charge is disputed after the agent decided to refund it, and the emulators' own ledgers show that no refund was paid twice.
+notary   one tier-3 HTTP service reached two ways: directly, and behind a local notary (the service writes claim and performed through the notary's middleware, the agent's target is notarized). The same crash leaves the direct effect AMBIGUOUS; the notarized one is found at the notary and COMMITTED.
 
-Expected: tier 1 applied once after recovery with the same key, tier 2 applied once and found by query, tier 3 AMBIGUOUS (applied at most once), stale decisions REJECTED and never applied. Exit 0 when every row holds, 1 otherwise.`
+Expected: tier 1 applied once after recovery with the same key, tier 2 applied once and found by query, tier 3 AMBIGUOUS (applied at most once), tier 3 behind the notary COMMITTED and applied once, stale decisions REJECTED and never applied. Exit 0 when every row holds, 1 otherwise.`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --scenario refunds',

@@ -26,11 +26,11 @@ describe('interlock demo', () => {
         name: string
         ok: boolean
         workerKilledWith: string
-        rows: { label: string; target: string; tier: number; final: string; recovery: string; applied: number; requests?: number }[]
+        rows: { label: string; target: string; tier: number; notary?: boolean; final: string; recovery: string; applied: number; requests?: number }[]
       }[]
     }
     expect(report.ok).toBe(true)
-    expect(report.scenarios.map((s) => s.name)).toEqual(['local', 'refunds'])
+    expect(report.scenarios.map((s) => s.name)).toEqual(['local', 'refunds', 'notary'])
     for (const s of report.scenarios) expect(s.workerKilledWith).toBe('SIGKILL')
     const byLabel = Object.fromEntries(report.scenarios[0]!.rows.map((r) => [r.label, r]))
     expect(byLabel.refund).toMatchObject({ tier: 1, final: 'COMMITTED', recovery: 're-applied', applied: 1, requests: 2 })
@@ -52,6 +52,12 @@ describe('interlock demo', () => {
     expect(refunds.find((r) => r.target === 'github')).toMatchObject({ final: 'COMMITTED', recovery: 'found-by-query', applied: 1 })
     expect(refunds.find((r) => r.target === 'slack')).toMatchObject({ final: 'AMBIGUOUS', applied: 1 })
 
+    // One tier-3 service, the same crash: reached directly it is AMBIGUOUS; behind the notary, recovery
+    // finds the service's signed performed there and the effect is COMMITTED, applied once.
+    const notary = report.scenarios[2]!.rows
+    expect(notary.find((r) => r.target === 'direct')).toMatchObject({ tier: 3, final: 'AMBIGUOUS', recovery: 'marked-ambiguous', applied: 1, requests: 1 })
+    expect(notary.find((r) => r.target === 'notarized')).toMatchObject({ tier: 3, notary: true, final: 'COMMITTED', recovery: 'found-by-query', applied: 1, requests: 1 })
+
     // On a terminal the same report is drawn boxed: it fits a 100-column terminal too.
     for (const s of report.scenarios) expect((s as unknown as { verdict: string }).verdict).toMatch(/^Verdict: the promise holds: /)
     const boxed = demoLines(report as unknown as DemoReport, { tty: true, color: false }).join('\n').split('\n')
@@ -63,7 +69,7 @@ describe('interlock demo', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'interlock-demo-e2e-'))
     const run = await interlock(['demo'], { cwd })
     expect(run.code, run.stderr).toBe(0)
-    for (const text of ['re-applied', 'found-by-query', 'AMBIGUOUS', 'REJECTED', 'SIGKILL', 'no refund was paid twice']) {
+    for (const text of ['re-applied', 'found-by-query', 'AMBIGUOUS', 'REJECTED', 'SIGKILL', 'no refund was paid twice', 'notarized (3+N)', 'PERFORMED (signed by billing)']) {
       expect(run.stdout).toContain(text)
     }
     expect(run.stdout).not.toContain('WRONG')
@@ -71,7 +77,7 @@ describe('interlock demo', () => {
     // Fits a 100-column terminal; every column is named; each scenario ends with a one-line verdict.
     expect(run.stdout.split('\n').filter((l) => columns(l) > DEMO_WIDTH)).toEqual([])
     const tables = run.stdout.split('\n\n').filter((block) => block.includes('\neffect '))
-    expect(tables).toHaveLength(2)
+    expect(tables).toHaveLength(3)
     for (const block of tables) {
       const lines = block.trim().split('\n')
       const head = lines[1]!.trim().split(/ {2,}/)

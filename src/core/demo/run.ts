@@ -8,12 +8,14 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { localScenario } from './local-scenario.js'
+import { notaryScenario } from './notary-scenario.js'
 import { refundsScenario } from './refunds-scenario.js'
 import type { ScenarioReport } from './scenario.js'
 
 export const SCENARIOS = {
   local: localScenario,
   refunds: refundsScenario,
+  notary: notaryScenario,
 } as const
 export type ScenarioName = keyof typeof SCENARIOS
 

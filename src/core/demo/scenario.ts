@@ -13,8 +13,8 @@ import { Gate } from '../gate.js'
 import type { State } from '../lifecycle.js'
 import type { RecoveryAction } from '../recovery.js'
 import { openStore } from '../stores/open.js'
-import { createTargets } from '../targets/registry.js'
 import { runWorkerUntilPaused } from './crash.js'
+import { demoTargets, type DemoNotary } from './targets.js'
 import type { WorkerPlan } from './worker.js'
 
 export interface DemoRow {
@@ -22,6 +22,8 @@ export interface DemoRow {
   effectId: string
   target: string
   tier: Tier
+  /** A tier-3 target behind the notary (notarized): recovery asks the notary. */
+  notary?: boolean
   /** States in the journal, oldest first. */
   journal: State[]
   recovery: RecoveryAction | '-'
@@ -54,6 +56,8 @@ export type PlannedEffect = WorkerPlan['effects'][number] & {
 export interface ScenarioRun {
   dir: string
   targets: Record<string, TargetConfig>
+  /** Targets behind the notary, and how to reach it. */
+  notary?: DemoNotary
   effects: PlannedEffect[]
   /** What the target itself recorded for this effect. */
   count(row: DemoRow): Promise<{ applied: number; requests?: number }>
@@ -63,7 +67,7 @@ export interface ScenarioRun {
 
 export async function crashAndRecover(run: ScenarioRun): Promise<{ rows: DemoRow[]; killedWith: string }> {
   const journal = join(run.dir, 'journal.db')
-  const plan: WorkerPlan = { journal, targets: run.targets, effects: run.effects.map(({ stale: _stale, ...e }) => e) }
+  const plan: WorkerPlan = { journal, targets: run.targets, effects: run.effects.map(({ stale: _stale, ...e }) => e), ...(run.notary ? { notary: run.notary } : {}) }
   const planFile = join(run.dir, 'plan.json')
   writeFileSync(planFile, JSON.stringify(plan))
   const inFlight = run.effects.filter((e) => !e.stale).length
@@ -71,7 +75,7 @@ export async function crashAndRecover(run: ScenarioRun): Promise<{ rows: DemoRow
   run.log(`worker killed with ${killedWith} after ${inFlight} effects were applied and before any was COMMITTED`)
 
   const store = await openStore({ kind: 'sqlite', path: journal })
-  const gate = new Gate({ store, targets: createTargets(run.targets).values() })
+  const gate = new Gate({ store, targets: demoTargets(run.targets, run.notary) })
   try {
     const report = await gate.recover()
     run.log(`recover(): ${report.inFlight} effects in flight, ${report.recordsRead} journal records read`)
@@ -83,7 +87,9 @@ export async function crashAndRecover(run: ScenarioRun): Promise<{ rows: DemoRow
         label: e.label,
         effectId: id,
         target: e.target,
-        tier: gate.target(e.target).tier,
+        // A notarized target acts as tier 2 to the gate; the service behind it is tier 3.
+        tier: run.notary?.targets.includes(e.target) ? 3 : gate.target(e.target).tier,
+        ...(run.notary?.targets.includes(e.target) ? { notary: true } : {}),
         journal: history.map((r) => r.state),
         recovery: report.effects.find((r) => r.effectId === id)?.action ?? '-',
         final: history.at(-1)!.state,
@@ -117,6 +123,9 @@ function judge(row: DemoRow, stale: boolean): void {
   if (stale) {
     row.expected = 'REJECTED, never applied'
     row.ok = row.final === 'REJECTED' && row.applied === 0
+  } else if (row.notary) {
+    row.expected = 'found at the notary, COMMITTED, applied once'
+    row.ok = row.final === 'COMMITTED' && row.recovery === 'found-by-query' && row.applied === 1
   } else if (row.tier === 1) {
     row.expected = 'recovered with the same key, applied once'
     row.ok = row.final === 'COMMITTED' && row.recovery === 're-applied' && row.applied === 1

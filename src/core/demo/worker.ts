@@ -12,17 +12,19 @@ import type { TargetConfig } from '../config/types.js'
 import type { EffectInput } from '../effect.js'
 import { Gate } from '../gate.js'
 import { openStore } from '../stores/open.js'
-import { createTargets } from '../targets/registry.js'
+import { demoTargets, type DemoNotary } from './targets.js'
 
 export interface WorkerPlan {
   journal: string
   targets: Record<string, TargetConfig>
   effects: (EffectInput & { label: string })[]
+  /** Targets behind the notary, and how to reach it. */
+  notary?: DemoNotary
 }
 
 const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as WorkerPlan
 const store = await openStore({ kind: 'sqlite', path: plan.journal })
-const gate = new Gate({ store, targets: createTargets(plan.targets).values(), retry: { maxAttempts: 5, backoffMs: 50 } })
+const gate = new Gate({ store, targets: demoTargets(plan.targets, plan.notary), retry: { maxAttempts: 5, backoffMs: 50 } })
 await Promise.all(
   plan.effects.map(async ({ label, ...effect }) => {
     const outcome = await gate.submit(effect)
