@@ -93,7 +93,8 @@ function tampered(view: EffectView): EffectView {
   return copy
 }
 
-export async function runNotarySchedule(rig: NotaryRig, s: NotarySchedule): Promise<NotaryScheduleResult> {
+/** @param withoutNotary the negative control: the same tier-3 target reached directly, not notarized */
+export async function runNotarySchedule(rig: NotaryRig, s: NotarySchedule, withoutNotary = false): Promise<NotaryScheduleResult> {
   const { service, notary } = rig
   const url = service.url
   const unreachable = new Set<string>()
@@ -106,7 +107,9 @@ export async function runNotarySchedule(rig: NotaryRig, s: NotarySchedule): Prom
   }
   const client = () => notaryClient({ url: notary.url, writer: 'agent-1', key: AGENT, timeoutMs: 2000 })
   const agentTargets = (life: Life, tamper = false): EffectTarget[] =>
-    s.effects.map((e) => notarized(httpTarget(e.n, 2000), { notary: agentClient(client(), life, unreachable, tamper), services: TRUSTED.services }))
+    s.effects.map((e) =>
+      withoutNotary ? httpTarget(e.n, 2000) : notarized(httpTarget(e.n, 2000), { notary: agentClient(client(), life, unreachable, tamper), services: TRUSTED.services }),
+    )
 
   // The effects, their premises captured (unhurried), stale ones changed right after.
   const raw = s.effects.map((plan) => ({ plan, input: { thread: `n${s.seed}`, target: `svc${plan.n}`, action: 'charge', args: { doc: `n${s.seed}e${plan.n}`, amount: plan.n + 1 } } as EffectInput }))
