@@ -136,9 +136,16 @@ export async function runNotarySchedule(rig: NotaryRig, s: NotarySchedule, witho
   // 2. Restart and recover: the service's handler faults are over; the notary is back unless it returns only after recovery.
   service.clearFaults()
   const recoverOnce = async () => {
-    const targets = agentTargets(new Life(undefined), s.tampered)
-    await new Gate({ store: rig.store, targets, retry: RETRY, sleep }).recover()
-    await reconcileEffects({ store: rig.store, targets, storeConfig: rig.config, retry: RETRY, sleep, olderThanMs: 0, concurrency: 2 })
+    // An effect given back to AUTHORIZED (every try answered "not sent": the notary was down) waits for
+    // its not-before time, which a loaded machine may not have reached yet: the next pass sends it.
+    for (let pass = 0; pass < 4; pass++) {
+      const targets = agentTargets(new Life(undefined), s.tampered)
+      await new Gate({ store: rig.store, targets, retry: RETRY, sleep }).recover()
+      await reconcileEffects({ store: rig.store, targets, storeConfig: rig.config, retry: RETRY, sleep, olderThanMs: 0, concurrency: 2 })
+      const waiting = await Promise.all(effects.map(async (e) => (await rig.store.get(e.id))?.state === 'AUTHORIZED'))
+      if (!waiting.includes(true)) return
+      await new Promise((r) => setTimeout(r, 50))
+    }
   }
   if (s.notaryDown?.restart !== 'after-recovery') await notary.restart()
   await recoverOnce()
