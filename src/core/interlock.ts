@@ -103,8 +103,17 @@ export class Interlock {
 
   /** Every [targets.<name>], made on first use with the config's secrets. */
   get targets(): ReadonlyMap<string, EffectTarget> {
-    this.made ??= createTargets(this.config.targets, { ...this.options.targets, secrets: this.config.secrets })
+    this.made ??= createTargets(this.config.targets, { ...this.options.targets, ...this.targetOptions() })
     return this.made
+  }
+
+  /** What every target made from this config needs: its secrets, and for a notarized one the agent's key. */
+  targetOptions(): TargetOptions {
+    const notarized = Object.values(this.config.targets).some((t) => t.type === 'http' && t.notary)
+    return {
+      secrets: this.config.secrets,
+      ...(notarized ? { notary: { key: this.signing?.key, services: this.config.notary?.services } } : {}),
+    }
   }
 
   /**

@@ -90,6 +90,8 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
   }
   if (typeof raw.query_url === 'string') target.queryUrl = raw.query_url
   if (typeof raw.premise_url === 'string') target.premiseUrl = raw.premise_url
+  if (typeof raw.notary === 'string') target.notary = raw.notary
+  if (raw.notary_services !== undefined) target.notaryServices = { ...(raw.notary_services as Record<string, string>) }
   return target
 }
 

@@ -1,5 +1,5 @@
 /** JSON Schema of `[notary]`: how `interlock notary serve` runs (docs/notary.md; see schema.ts for the conventions). */
-const KEYS = {
+export const notaryKeys = {
   type: 'object',
   propertyNames: {
     pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$',
@@ -45,11 +45,11 @@ export const notary = {
       description: 'With url: the schema holding the notary\'s tables, created by the notary when missing. Default "interlock_notary".',
     },
     agents: {
-      ...KEYS,
+      ...notaryKeys,
       description: 'Agents trusted to write intend and abort: name = public key of its relay key (`interlock relay keygen`).',
     },
     services: {
-      ...KEYS,
+      ...notaryKeys,
       description: 'Services trusted to write claim, performed and failed: name = public key (`interlock notary keygen`).',
     },
   },

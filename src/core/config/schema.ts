@@ -20,7 +20,7 @@
 
 import { githubTarget, s3Target } from './schema-github-s3.js'
 import { DURATION, operators, policy } from './schema-policy.js'
-import { notary } from './schema-notary.js'
+import { notary, notaryKeys } from './schema-notary.js'
 import { relay } from './schema-relay.js'
 import { DURATION_MAX_MS, durationMs, httpTimeouts } from './schema-common.js'
 import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
@@ -179,6 +179,16 @@ const httpUrl = (description: string) =>
     description,
   }) as const
 
+const notaryTargetKeys = {
+  notary: httpUrl(
+    'Tier 3 only: the notary (`interlock notary serve`, docs/notary.md) this service writes to. The agent writes intend there before each send, signed with the [relay] key under that key\'s name, and recovery asks the notary instead of going AMBIGUOUS.',
+  ),
+  notary_services: {
+    ...notaryKeys,
+    description: 'Services whose records at the notary are believed: name = public key (`interlock notary keygen`). Default: this file\'s [notary.services].',
+  },
+} as const
+
 const httpTarget = {
   type: 'object',
   additionalProperties: false,
@@ -207,11 +217,15 @@ const httpTarget = {
       additionalProperties: { type: 'string', description: 'Header value.' },
     },
     ...httpTimeouts,
+    ...notaryTargetKeys,
   },
-  // Tier 2 is defined by the query; on other tiers a query_url would be silently unused.
-  if: { properties: { tier: { const: 2 } }, required: ['tier'] },
-  then: { required: ['query_url'] },
-  else: { properties: { query_url: false } },
+  dependencies: { notary_services: ['notary'] },
+  allOf: [
+    // Tier 2 is defined by the query; on other tiers a query_url would be silently unused.
+    { if: { properties: { tier: { const: 2 } }, required: ['tier'] }, then: { required: ['query_url'] }, else: { properties: { query_url: false } } },
+    // The notary lifts tier 3 to tier 2; a tier 1 or 2 service already answers for itself.
+    { if: { properties: { tier: { const: 3 } }, required: ['tier'] }, else: { properties: { notary: false } } },
+  ],
 } as const
 
 const SQL_NAME = '[a-z_][a-z0-9_]{0,62}'

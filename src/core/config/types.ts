@@ -69,6 +69,10 @@ export interface HttpTargetConfig {
   timeoutMs: number
   /** Time to establish the connection (default 3000). */
   connectTimeoutMs: number
+  /** Tier 3 only: the notary's URL; the target is then wrapped with notarized() (docs/notary.md). */
+  notary?: string
+  /** Service names → public keys whose notary records are believed; default: this file's [notary.services]. */
+  notaryServices?: Record<string, string>
 }
 
 /** Rows in a PostgreSQL table (tier 2): one row per effect, found again by its effect id column. */

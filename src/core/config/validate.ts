@@ -149,6 +149,9 @@ function falseSchemaMessage(path: string[]): string {
   if (path[0] === 'targets' && path[path.length - 1] === 'query_url') {
     return 'only used when tier = 2; remove it, or set tier = 2 if the service can be asked'
   }
+  if (path[0] === 'targets' && path[path.length - 1] === 'notary') {
+    return 'only used when tier = 3 (the notary lifts a tier-3 service to tier 2); remove it, or set tier = 3'
+  }
   return 'not allowed here'
 }
 

@@ -45,7 +45,7 @@ export async function submitEffect(interlock: Interlock, input: EffectInput, opt
       context: { target: input.target, known },
     })
   }
-  const target = createTarget(input.target, settings)
+  const target = createTarget(input.target, settings, interlock.targetOptions())
   const outbox = new Outbox({ store: interlock.store, targets: [target] })
   try {
     const handle = await outbox.submit(input)

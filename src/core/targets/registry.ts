@@ -20,6 +20,7 @@ import { SendgridMailTarget } from './sendgrid/sendgrid-target.js'
 import { SlackMessageTarget } from './slack/slack-target.js'
 import { StripeRefundTarget } from './stripe/stripe-target.js'
 import { McpTarget } from './mcp/mcp-target.js'
+import { notarizeFromConfig, type NotaryTargetOptions } from '../notary/config-target.js'
 import { markTarget } from './origin.js'
 import { assertTarget, type EffectTarget } from './target.js'
 
@@ -28,6 +29,8 @@ export interface TargetOptions {
   repo?: RepoTargetOptions
   /** Resolved `${ENV}` values (config `secrets`), kept out of errors and receipts. */
   secrets?: readonly string[]
+  /** For targets with `notary = "..."`: the agent's key and the file's [notary.services]. */
+  notary?: NotaryTargetOptions
 }
 
 /** Every `type` a [targets.<name>] table may have. */
@@ -46,6 +49,7 @@ export function createTarget(name: string, config: TargetConfig, given: TargetOp
       break
     case 'http':
       target = new HttpTarget(name, config, { ...opts.http, secrets: [...(opts.http?.secrets ?? []), ...(opts.secrets ?? [])] })
+      if (config.notary) target = notarizeFromConfig(name, config, target, opts.notary)
       break
     case 'postgres_row':
       // Synchronous on purpose: the table is checked at first use (postgres-row/readiness.ts), not here.

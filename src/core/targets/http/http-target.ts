@@ -24,7 +24,7 @@ import { probeHttp } from './probe.js'
 import { expandUrl, placeholdersOf } from './template.js'
 import type { RequestGuard } from './fence.js'
 
-export type HttpTargetSettings = Pick<HttpTargetConfig, 'tier' | 'url'> & Partial<Omit<HttpTargetConfig, 'type' | 'tier' | 'url'>>
+export type HttpTargetSettings = Pick<HttpTargetConfig, 'tier' | 'url'> & Partial<Omit<HttpTargetConfig, 'type' | 'tier' | 'url' | 'notary' | 'notaryServices'>>
 
 export type HttpTargetOptions = HttpClientOptions
 export type { HttpAnswer }

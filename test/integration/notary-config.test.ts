@@ -1,0 +1,169 @@
+/**
+ * `notary = "<url>"` on a target in interlock.toml: every way the agent side
+ * is built from the file (openInterlock's inline gate, `interlock
+ * reconcile-effects`) recovers an effect caught in flight through the notary,
+ * as COMMITTED, instead of through the bare tier-3 target (AMBIGUOUS).
+ * A child process submits through notarized(target) and is SIGKILLed after
+ * the service performed and before the journal heard of it.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/core/config/load.js'
+import type { StoreConfig, TargetConfig } from '../../src/core/config/types.js'
+import { CRASH_ENV } from '../../src/core/crash-points.js'
+import { toBase64Url } from '../../src/core/crypto/encoding.js'
+import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
+import { toEffect, type EffectInput } from '../../src/core/effect.js'
+import { openInterlock } from '../../src/core/interlock.js'
+import { notaryLog, type NotaryLog } from '../../src/core/notary/log.js'
+import { notaryMiddleware } from '../../src/core/notary/middleware.js'
+import { startNotaryServer, type NotaryServer } from '../../src/core/notary/server.js'
+import { openSqliteNotaryStore } from '../../src/core/notary/sqlite/sqlite-notary-store.js'
+import { openStore } from '../../src/core/stores/open.js'
+import { runTsChild } from '../helpers/child.js'
+import { assertCliBuilt, interlock } from '../helpers/cli.js'
+import { startHttpService, type HttpService } from '../helpers/http-service.js'
+import type { NotaryChildPlan } from '../crash/notary-child.js'
+
+const agent = generateKeyPair('relay', 'agent-1')
+const service = generateKeyPair('service', 'svc')
+let dir = ''
+let log: NotaryLog
+let notary: NotaryServer
+let svc: HttpService
+
+beforeAll(async () => {
+  assertCliBuilt()
+  dir = mkdtempSync(join(tmpdir(), 'interlock-notary-config-'))
+  log = notaryLog(openSqliteNotaryStore(join(dir, 'notary.db')), { agents: { 'agent-1': agent.publicKey }, services: { svc: service.publicKey } })
+  notary = await startNotaryServer(log)
+  svc = await startHttpService({ around: notaryMiddleware({ notary: notary.url, service: 'svc', key: service }) })
+  writeKeyFile(join(dir, 'relay.key'), agent)
+})
+afterAll(async () => {
+  await svc?.close()
+  await notary?.close()
+  await log?.close()
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+const tomlFor = (journal: string, extra = '') => `
+[store]
+path = "${journal}"
+
+[relay]
+key = "relay.key"
+
+[targets.svc]
+type = "http"
+tier = 3
+url = "${svc.url}/plain"
+${extra}
+`
+const notarizedToml = (journal: string) => tomlFor(journal, `notary = "${notary.url}"\nnotary_services = { svc = "${service.publicKey}" }`)
+
+/** Submits through the notarized target in a child killed after the service performed: DISPATCHED in the journal, PERFORMED at the notary. */
+async function inFlight(journal: string, thread: string): Promise<string> {
+  const target: TargetConfig = { type: 'http', tier: 3, method: 'POST', headers: {}, timeoutMs: 5000, connectTimeoutMs: 2000, url: `${svc.url}/plain` }
+  const input: EffectInput = { thread, target: 'svc', action: 'charge', args: { amount: '1.00' } }
+  const store: StoreConfig = { kind: 'sqlite', path: join(dir, journal) }
+  const plan: NotaryChildPlan = {
+    store,
+    name: 'svc',
+    target,
+    effects: [input],
+    notary: { url: notary.url, agent: 'agent-1', seed: toBase64Url(agent.seed), services: { svc: service.publicKey } },
+  }
+  const file = join(dir, `${thread}.json`)
+  writeFileSync(file, JSON.stringify(plan))
+  const run = await runTsChild('test/crash/notary-child.ts', [file], { [CRASH_ENV]: 'after-apply' })
+  expect(run.signal, run.stderr).toBe('SIGKILL')
+  const id = toEffect(input).id
+  expect((await log.effect(id)).attempts.map((a) => a.state)).toEqual(['PERFORMED'])
+  return id
+}
+
+async function stateIn(journal: string, id: string) {
+  const store = await openStore({ kind: 'sqlite', path: join(dir, journal) })
+  try {
+    return (await store.get(id))?.state
+  } finally {
+    await store.close()
+  }
+}
+
+describe('a target with notary = "<url>" in interlock.toml', () => {
+  it('openInterlock: the inline gate recovers the effect through the notary as COMMITTED, applied once', async () => {
+    const id = await inFlight('inline.db', 'config-inline')
+    writeFileSync(join(dir, 'inline.toml'), notarizedToml('inline.db'))
+    const il = await openInterlock({ configPath: 'inline.toml', cwd: dir, env: {} })
+    try {
+      expect(il.targets.get('svc')!.tier).toBe(2)
+      await il.gate.recover()
+      expect((await il.store.get(id))!.state).toBe('COMMITTED')
+    } finally {
+      await il.close()
+    }
+    expect(svc.counts().plain[id]).toBe(1)
+  })
+
+  it('the same file without the notary key cannot settle it: the effect stays unresolved, never COMMITTED (what the key changes)', async () => {
+    const id = await inFlight('bare.db', 'config-bare')
+    writeFileSync(join(dir, 'bare.toml'), tomlFor('bare.db'))
+    const il = await openInterlock({ configPath: 'bare.toml', cwd: dir, env: {} })
+    try {
+      await il.gate.recover()
+      // The bare tier-3 target cannot be asked: DISPATCHED (the journal saw it sent as tier 2) or AMBIGUOUS.
+      expect(['DISPATCHED', 'AMBIGUOUS']).toContain((await il.store.get(id))!.state)
+    } finally {
+      await il.close()
+    }
+  })
+
+  it('interlock reconcile-effects recovers it through the notary as COMMITTED', async () => {
+    const id = await inFlight('reconcile.db', 'config-reconcile')
+    writeFileSync(join(dir, 'reconcile.toml'), notarizedToml('reconcile.db'))
+    const run = await interlock(['reconcile-effects', '--config', 'reconcile.toml', '--older-than', '0s'], { cwd: dir })
+    expect(run.code, run.stderr + run.stdout).toBe(0)
+    expect(await stateIn('reconcile.db', id)).toBe('COMMITTED')
+    expect(svc.counts().plain[id]).toBe(1)
+  })
+})
+
+describe('validation of the notary keys', () => {
+  const parse = (extra: string, tier = 3, relay = '[relay]\nkey = "relay.key"\n') =>
+    parseConfig(`${relay}\n[targets.svc]\ntype = "http"\ntier = ${tier}\nurl = "http://127.0.0.1:1/x"\n${extra}\n`, { file: join(dir, 'v.toml') })
+  const problems = (f: () => unknown) => {
+    try {
+      f()
+    } catch (e) {
+      return `${(e as Error).message} ${((e as { problems?: string[] }).problems ?? []).join(' | ')}`
+    }
+    return 'no error'
+  }
+
+  it('refuses notary on a tier other than 3, and a notary that is not an http(s) URL, naming the key', () => {
+    expect(problems(() => parse('notary = "http://127.0.0.1:7311"', 2))).toMatch(/targets\.svc\.notary: only used when tier = 3/)
+    expect(problems(() => parse('notary = "ftp://x"'))).toMatch(/targets\.svc\.notary: must be an http/)
+    expect(problems(() => parse(`notary_services = { svc = "${service.publicKey}" }`))).toMatch(/targets\.svc.*notary/)
+  })
+
+  it('a notarized target without an agent key or trusted services is refused when built, naming what is missing', async () => {
+    writeFileSync(join(dir, 'nokey.toml'), `[targets.svc]\ntype = "http"\ntier = 3\nurl = "http://127.0.0.1:1/x"\nnotary = "${notary.url}"\nnotary_services = { svc = "${service.publicKey}" }\n`)
+    const a = await openInterlock({ configPath: 'nokey.toml', cwd: dir, env: {} })
+    try {
+      expect(problems(() => a.targets)).toMatch(/no agent key.*targets\.svc\.notary: needs \[relay\] key/)
+    } finally {
+      await a.close()
+    }
+    writeFileSync(join(dir, 'nosvc.toml'), `[relay]\nkey = "relay.key"\n[targets.svc]\ntype = "http"\ntier = 3\nurl = "http://127.0.0.1:1/x"\nnotary = "${notary.url}"\n`)
+    const b = await openInterlock({ configPath: 'nosvc.toml', cwd: dir, env: {} })
+    try {
+      expect(problems(() => b.targets)).toMatch(/trusts no service.*targets\.svc\.notary_services/)
+    } finally {
+      await b.close()
+    }
+  })
+})
