@@ -10,9 +10,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runChecks } from '../../src/core/check/run.js'
 import { parseConfig } from '../../src/core/config/load.js'
 import type { StoreConfig, TargetConfig } from '../../src/core/config/types.js'
 import { CRASH_ENV } from '../../src/core/crash-points.js'
+import { sha256Hex } from '../../src/core/hash.js'
 import { toBase64Url } from '../../src/core/crypto/encoding.js'
 import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
 import { toEffect, type EffectInput } from '../../src/core/effect.js'
@@ -165,5 +167,37 @@ describe('validation of the notary keys', () => {
     } finally {
       await b.close()
     }
+  })
+})
+
+describe('interlock check on a notarized target', () => {
+  const rowOf = async (toml: string, file: string) => {
+    writeFileSync(join(dir, file), toml)
+    const report = await runChecks({ cwd: dir, path: file, env: {}, only: ['targets'], timeoutMs: 3000 })
+    const found = report.checks.find((c) => c.id === 'targets.svc.notary')
+    if (!found) throw new Error(JSON.stringify(report.checks))
+    return found
+  }
+
+  it('passes when the notary answers /healthz and trusts the agent key, and writes nothing there', async () => {
+    const row = await rowOf(notarizedToml('check.db'), 'check-ok.toml')
+    expect(row?.status, row?.detail).toBe('pass')
+    expect(row!.detail).toMatch(/trusts agent agent-1/)
+    expect((await log.effect(sha256Hex('interlock check: notary trust probe'))).attempts).toEqual([])
+  })
+
+  it('fails, naming the key to add, when the notary does not trust the agent key', async () => {
+    const stranger = generateKeyPair('relay', 'agent-2')
+    writeKeyFile(join(dir, 'stranger.key'), stranger)
+    const row = await rowOf(notarizedToml('check.db').replace('relay.key', 'stranger.key'), 'check-untrusted.toml')
+    expect(row?.status).toBe('fail')
+    expect(row!.detail).toMatch(/does not trust agent agent-2/)
+    expect(row!.fix).toMatch(/\[notary\.agents\]/)
+  })
+
+  it('fails when the notary does not answer', async () => {
+    const row = await rowOf(notarizedToml('check.db').replace(`notary = "${notary.url}"`, 'notary = "http://127.0.0.1:9"'), 'check-down.toml')
+    expect(row?.status).toBe('fail')
+    expect(row!.detail).toMatch(/did not answer/)
   })
 })

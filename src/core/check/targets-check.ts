@@ -5,12 +5,15 @@
  * - `targets.<name>.reachable`: the target's read-only probe (probe() on the
  *   target port, implemented in each target's folder) answered and found
  *   what the target needs;
- * - `targets.<name>.tier`: the declared tier is one the target can honour.
+ * - `targets.<name>.tier`: the declared tier is one the target can honour;
+ * - `targets.<name>.notary`, for a target with `notary = "<url>"`: the notary
+ *   answers /healthz and trusts the agent's key (notary/probe.ts).
  * Targets are probed concurrently, each under its own timeout, and closed.
  */
 import type { TargetConfig } from '../config/types.js'
 import { InterlockError } from '../errors.js'
 import { createTarget } from '../targets/registry.js'
+import { notaryRow, notaryOptionsFor } from './notary-check.js'
 import type { EffectTarget, ProbeResult } from '../targets/target.js'
 import { fail, pass, warn } from './rows.js'
 import { credentialKeys, declaredTier, tierFact } from './target-facts.js'
@@ -43,7 +46,7 @@ async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext
 
   let target: EffectTarget
   try {
-    target = createTarget(name, config, { secrets: ctx.config.secrets })
+    target = createTarget(name, config, { secrets: ctx.config.secrets, ...notaryOptionsFor(config, ctx) })
   } catch (e) {
     const hint = e instanceof InterlockError && e.hint ? e.hint : 'Fix the target in interlock.toml.'
     return [fail(id('tier'), TIER, (e as Error).message, hint)]
@@ -87,7 +90,8 @@ async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext
 
   // Rows of what the target is made of (an MCP server's tools), each under the target's id.
   const more = (probed?.rows ?? []).map((r) => (r.status === 'pass' ? pass(id(r.id), r.name, r.detail) : r.status === 'warn' ? warn(id(r.id), r.name, r.detail, r.fix) : fail(id(r.id), r.name, r.detail, r.fix ?? 'Fix the target in interlock.toml.')))
-  return [credRow, reachRow, tierRow(id('tier'), TIER, config, probed), ...more]
+  const notary = config.type === 'http' && config.notary ? [await notaryRow(name, config, ctx)] : []
+  return [credRow, reachRow, tierRow(id('tier'), TIER, config, probed), ...notary, ...more]
 }
 
 function tierRow(id: string, name: string, config: TargetConfig, probed: ProbeResult | undefined): CheckRow {
