@@ -201,3 +201,22 @@ describe('interlock check on a notarized target', () => {
     expect(row!.detail).toMatch(/did not answer/)
   })
 })
+
+describe('the notary\'s /metrics', () => {
+  it('counts the records offered, by kind and answer, in Prometheus text', async () => {
+    const before = await (await fetch(`${notary.url}/metrics`)).text()
+    const count = (text: string, labels: string) => Number(new RegExp(`^interlock_notary_records_total\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
+    const stranger = generateKeyPair('relay', 'agent-9')
+    const e = sha256Hex('metrics-probe')
+    const { notaryClient } = await import('../../src/core/notary/client.js')
+    expect((await notaryClient({ url: notary.url, writer: 'agent-1', key: agent }).write(e, 1, 'intend')).status).toBe('written')
+    expect((await notaryClient({ url: notary.url, writer: 'agent-9', key: stranger }).write(e, 1, 'abort')).status).toBe('untrusted')
+    const res = await fetch(`${notary.url}/metrics`)
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
+    const after = await res.text()
+    expect(after).toMatch(/^# TYPE interlock_notary_records_total counter$/m)
+    expect(count(after, 'kind="intend",status="written"') - count(before, 'kind="intend",status="written"')).toBe(1)
+    expect(count(after, 'kind="abort",status="untrusted"') - count(before, 'kind="abort",status="untrusted"')).toBe(1)
+    expect(Number(/^interlock_notary_last_write_timestamp_seconds (\S+)$/m.exec(after)?.[1])).toBeGreaterThan(0)
+  })
+})

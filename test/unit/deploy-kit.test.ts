@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 const DEPLOY = join(import.meta.dirname, '../../deploy')
-const UNITS = ['interlock-relay.service', 'interlock-reconcile.service', 'interlock-reconcile.timer']
+const UNITS = ['interlock-relay.service', 'interlock-reconcile.service', 'interlock-reconcile.timer', 'interlock-notary.service']
 const BINARY = '/usr/local/bin/interlock'
 
 type Unit = Record<string, Record<string, string[]>>
@@ -91,6 +91,16 @@ describe('deploy/systemd', () => {
     expect(u.Service!.Restart).toEqual(['on-failure'])
     expect(u.Service!.RestartPreventExitStatus).toEqual(['2 3'])
     expect(u.Service!.User).toEqual(['interlock'])
+    expect(u.Install!.WantedBy).toEqual(['multi-user.target'])
+  })
+
+  it('runs the notary as Type=exec with notary serve, restarting on failure but not on usage or config errors', () => {
+    const u = parseUnit(readFileSync(join(DEPLOY, 'systemd', 'interlock-notary.service'), 'utf8'))
+    expect(u.Service!.Type).toEqual(['exec'])
+    expect(u.Service!.ExecStart).toEqual([`${BINARY} notary serve --config /etc/interlock/interlock.toml`])
+    expect(u.Service!.Restart).toEqual(['on-failure'])
+    expect(u.Service!.RestartPreventExitStatus).toEqual(['2 3'])
+    expect(u.Service!.StateDirectory).toEqual(['interlock'])
     expect(u.Install!.WantedBy).toEqual(['multi-user.target'])
   })
 

@@ -26,6 +26,7 @@ export async function serveNotary(config: NotaryConfig, listen: { host?: string;
   return {
     url: server.url,
     port: server.port,
+    metrics: server.metrics,
     path: pg ? describePostgres(pg.url, pg.schema) : config.path,
     close: async () => {
       await server.close()

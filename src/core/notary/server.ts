@@ -7,10 +7,12 @@
  *   GET  /v1/effects/:id                     every attempt and the chain's head
  *   GET  /v1/effects/:id/attempts/:n         one attempt: state, records, head
  *   GET  /healthz                            200 when the store answers, else 503
+ *   GET  /metrics                            Prometheus text (metrics.ts)
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { NotaryLog, WriteStatus } from './log.js'
+import { NotaryMetrics } from './metrics.js'
 
 const STATUS: Record<WriteStatus, number> = { written: 201, decided: 200, stale: 409, refused: 409, untrusted: 403, forged: 403, malformed: 400 }
 const EFFECT = /^\/v1\/effects\/([0-9a-f]{64})(?:\/attempts\/([1-9][0-9]{0,6}))?$/
@@ -19,18 +21,27 @@ const BODY_LIMIT = 256 * 1024
 export interface NotaryServer {
   readonly url: string
   readonly port: number
+  readonly metrics: NotaryMetrics
   close(): Promise<void>
 }
 
 export async function startNotaryServer(log: NotaryLog, listen: { host?: string; port?: number } = {}): Promise<NotaryServer> {
+  const metrics = new NotaryMetrics()
   const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/metrics') {
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(metrics.exposition())
+      return
+    }
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' })
       res.end(JSON.stringify(body))
     }
-    handle(log, req)
+    handle(log, req, metrics)
       .then(([status, body]) => send(status, body))
-      .catch((err: unknown) => send(500, { error: 'internal', message: err instanceof Error ? err.message : String(err) }))
+      .catch((err: unknown) => {
+        metrics.storeErrors++
+        send(500, { error: 'internal', message: err instanceof Error ? err.message : String(err) })
+      })
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -41,6 +52,7 @@ export async function startNotaryServer(log: NotaryLog, listen: { host?: string;
   return {
     url: `http://${host}:${port}`,
     port,
+    metrics,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -49,13 +61,14 @@ export async function startNotaryServer(log: NotaryLog, listen: { host?: string;
   }
 }
 
-async function handle(log: NotaryLog, req: http.IncomingMessage): Promise<[number, unknown]> {
+async function handle(log: NotaryLog, req: http.IncomingMessage, metrics: NotaryMetrics): Promise<[number, unknown]> {
   const path = new URL(req.url ?? '/', 'http://notary').pathname
   if (req.method === 'GET' && path === '/healthz') {
     try {
       await log.effect('0'.repeat(64))
       return [200, { ok: true }]
     } catch (err) {
+      metrics.storeErrors++
       return [503, { ok: false, error: err instanceof Error ? err.message : String(err) }]
     }
   }
@@ -67,6 +80,7 @@ async function handle(log: NotaryLog, req: http.IncomingMessage): Promise<[numbe
       return [400, { status: 'malformed', reason: 'the body is not JSON' }]
     }
     const answer = await log.write(body)
+    metrics.record((body as { kind?: unknown } | null)?.kind, answer.status)
     return [STATUS[answer.status], answer]
   }
   const m = EFFECT.exec(path)
