@@ -27,6 +27,7 @@ import { openStore } from '../../src/core/stores/open.js'
 import { runTsChild } from '../helpers/child.js'
 import { assertCliBuilt, interlock } from '../helpers/cli.js'
 import { startHttpService, type HttpService } from '../helpers/http-service.js'
+import { relayReady, startRelayProc } from '../helpers/relay-procs.js'
 import type { NotaryChildPlan } from '../crash/notary-child.js'
 
 const agent = generateKeyPair('relay', 'agent-1')
@@ -131,6 +132,36 @@ describe('a target with notary = "<url>" in interlock.toml', () => {
     expect(run.code, run.stderr + run.stdout).toBe(0)
     expect(await stateIn('reconcile.db', id)).toBe('COMMITTED')
     expect(svc.counts().plain[id]).toBe(1)
+  })
+})
+
+describe('interlock relay with a notarized target', () => {
+  it('a relay killed after the service performed: the next relay takes the lease over and recovers it through the notary as COMMITTED, applied once', async () => {
+    writeFileSync(join(dir, 'relay.toml'), notarizedToml('relay.db'))
+    const input: EffectInput = { thread: 'config-relay', target: 'svc', action: 'charge', args: { amount: '2.00' } }
+    const il = await openInterlock({ configPath: 'relay.toml', cwd: dir, env: {} })
+    let id: string
+    try {
+      id = (await il.outbox.submit(input)).effectId
+    } finally {
+      await il.close()
+    }
+    const first = startRelayProc('relay-a', ['--config', 'relay.toml', '--lease-ms', '1500', '--poll-ms', '100'], dir, { [CRASH_ENV]: 'after-apply' })
+    const died = await first.exited
+    expect(died.signal, first.stderr).toBe('SIGKILL')
+    expect(await stateIn('relay.db', id)).toBe('DISPATCHED')
+    expect((await log.effect(id)).attempts.map((a) => a.state)).toEqual(['PERFORMED'])
+    const second = startRelayProc('relay-b', ['--config', 'relay.toml', '--lease-ms', '1500', '--poll-ms', '100'], dir)
+    try {
+      await relayReady(second)
+      const end = Date.now() + 30_000
+      while ((await stateIn('relay.db', id)) !== 'COMMITTED' && Date.now() < end) await new Promise((r) => setTimeout(r, 200))
+      expect(await stateIn('relay.db', id), second.stderr).toBe('COMMITTED')
+      expect(svc.counts().plain[id]).toBe(1)
+    } finally {
+      second.child.kill('SIGTERM')
+      await second.exited
+    }
   })
 })
 
