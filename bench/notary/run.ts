@@ -7,7 +7,7 @@
  *     alike): the plain tier-3 target, and the same target notarized (read
  *     the effect, intend, send; the service's middleware claims and writes
  *     performed). p50/p99 of each and of the difference.
- * (b) Notary records/s on SQLite: concurrent writers POSTing signed records
+ * (b) Notary records/s on SQLite and PostgreSQL (embedded, durable): concurrent writers POSTing signed records
  *     (intend, claim, performed per effect) to `notary serve`'s HTTP API,
  *     and the log alone in-process (no HTTP), one writer.
  *
@@ -29,6 +29,9 @@ import { notarized } from '../../src/core/notary/notarized.js'
 import { GENESIS, recordHash, signRecord } from '../../src/core/notary/records.js'
 import { startNotaryServer } from '../../src/core/notary/server.js'
 import { openSqliteNotaryStore } from '../../src/core/notary/sqlite/sqlite-notary-store.js'
+import { openPostgresNotaryStore } from '../../src/core/notary/postgres/pg-notary-store.js'
+import type { NotaryStore } from '../../src/core/notary/store.js'
+import { startTestPostgres } from '../../test/helpers/postgres-server.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { HttpTarget } from '../../src/core/targets/http/http-target.js'
 
@@ -98,7 +101,9 @@ async function latency(): Promise<void> {
   console.log(`| added by the notary | | ${ms(pct(times.lifted, 50) - pct(times.plain, 50))} | ${ms(pct(times.lifted, 99) - pct(times.plain, 99))} |`)
 }
 
-async function throughput(): Promise<void> {
+type Opener = (tag: string) => Promise<NotaryStore>
+
+async function throughput(storeName: string, open: Opener): Promise<void> {
   // Records prepared (signed) before the clock starts: what is measured is the notary, not the writers' signing.
   const effects = Math.ceil(RECORDS / 3)
   const chains = (tag: string) =>
@@ -111,8 +116,8 @@ async function throughput(): Promise<void> {
       return [intend, claim, performed]
     })
 
-  const inproc = notaryLog(openSqliteNotaryStore(join(dir, 'notary-b.db')), trusted)
-  const local = chains('inproc')
+  const inproc = notaryLog(await open('b'), trusted)
+  const local = chains(`inproc-${storeName}`)
   let t0 = performance.now()
   for (const chain of local) for (const r of chain) {
     const a = await inproc.write(r)
@@ -121,9 +126,9 @@ async function throughput(): Promise<void> {
   const inprocRate = (effects * 3) / ((performance.now() - t0) / 1000)
   await inproc.close()
 
-  const log = notaryLog(openSqliteNotaryStore(join(dir, 'notary-c.db')), trusted)
+  const log = notaryLog(await open('c'), trusted)
   const notary = await startNotaryServer(log)
-  const remote = chains('http')
+  const remote = chains(`http-${storeName}`)
   const agentHttp = new http.Agent({ keepAlive: true, maxSockets: WRITERS })
   const post = (body: string) =>
     new Promise<string>((resolve, reject) => {
@@ -150,7 +155,7 @@ async function throughput(): Promise<void> {
   agentHttp.destroy()
   await notary.close()
   await log.close()
-  console.log(`\n(b) notary records/s, SQLite log, ${effects * 3} records (${effects} effects: intend, claim, performed), signed beforehand\n`)
+  console.log(`\n(b) notary records/s, ${storeName} log, ${effects * 3} records (${effects} effects: intend, claim, performed), signed beforehand\n`)
   console.log('| path | writers | records/s |\n|---|---|---|')
   console.log(`| log in-process (no HTTP) | 1 | ${Math.round(inprocRate)} |`)
   console.log(`| POST /v1/records (notary serve) | ${WRITERS} | ${Math.round(httpRate)} |`)
@@ -159,7 +164,17 @@ async function throughput(): Promise<void> {
 try {
   console.log(`node ${process.version}, ${new Date().toISOString()}`)
   await latency()
-  await throughput()
+  await throughput('SQLite', async (tag) => openSqliteNotaryStore(join(dir, `notary-${tag}.db`)))
+  // The embedded PostgreSQL the tests use, durable (fsync on), or INTERLOCK_TEST_DATABASE_URL.
+  const server = await startTestPostgres({ durable: true })
+  if (!server.url) console.log(`\n(b) PostgreSQL: not measured (${server.error})`)
+  else {
+    try {
+      await throughput('PostgreSQL', (tag) => openPostgresNotaryStore({ url: server.url, schema: `bench_notary_${tag}_${process.pid}` }))
+    } finally {
+      await server.stop()
+    }
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }
