@@ -87,8 +87,10 @@ describe('relay health and store failures', () => {
       await until(async () => (await health(r)).code === 200, 5_000, 'a healthy idle relay')
       const lock = await lockEffects(schema)
       try {
-        await until(async () => (await health(r)).code === 503, 5_000, '/healthz to say 503')
+        // 503 may first say "stalled" (no progress while a claim that just started waits); the lock's own verdict follows once that claim has waited stallMs.
+        await until(async () => { const h = await health(r); return h.code === 503 && (h.body as { status?: string }).status === 'store call pending' }, 10_000, '/healthz to say 503 "store call pending"')
         const h = await health(r)
+        expect(h.code).toBe(503)
         expect(h.body).toMatchObject({ status: 'store call pending', pendingStoreCall: { call: 'claim' } })
         // Alive all along: the heartbeat writes the relays table, which the lock does not touch.
         const seen = async () => Date.parse((await store.relays()).find((x) => x.relay === 'health-relay')!.lastSeen)
