@@ -29,3 +29,21 @@ export interface NotaryStore {
 export function isDecision(kind: string): kind is 'claim' | 'abort' {
   return kind === 'claim' || kind === 'abort'
 }
+
+/** A record as both stores keep it: its body as JSON text. */
+export interface RecordRow {
+  effect: string
+  seq: number
+  attempt: number
+  kind: StoredRecord['kind']
+  writer: string
+  at: string
+  body: string
+  prev: string
+  signature: string
+  hash: string
+}
+
+export function recordOf(row: RecordRow): StoredRecord {
+  return { ...row, body: JSON.parse(row.body) as StoredRecord['body'] }
+}

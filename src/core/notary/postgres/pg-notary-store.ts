@@ -13,21 +13,8 @@ import { createPool } from '../../stores/postgres/connect.js'
 import { pgError } from '../../stores/postgres/errors.js'
 import { quoteSchema } from '../../stores/postgres/identifier.js'
 import { GENESIS, type StoredRecord } from '../records.js'
-import { isDecision, type AppendResult, type NotaryStore } from '../store.js'
+import { isDecision, recordOf, type AppendResult, type NotaryStore, type RecordRow } from '../store.js'
 import { DEFAULT_NOTARY_SCHEMA, installNotarySchema, type Queryable } from './pg-notary-schema.js'
-
-interface Row {
-  effect: string
-  seq: number
-  attempt: number
-  kind: StoredRecord['kind']
-  writer: string
-  at: string
-  body: string
-  prev: string
-  signature: string
-  hash: string
-}
 
 /** Serializes appends to one effect until the caller's transaction ends. */
 export async function lockEffect(db: Queryable, effect: string): Promise<void> {
@@ -36,7 +23,7 @@ export async function lockEffect(db: Queryable, effect: string): Promise<void> {
 
 export async function readChain(db: Queryable, schema: string, effect: string): Promise<StoredRecord[]> {
   const { rows } = await db.query(`SELECT * FROM ${quoteSchema(schema)}.notary_records WHERE effect = $1 ORDER BY seq`, [effect])
-  return (rows as Row[]).map((row) => ({ ...row, body: JSON.parse(row.body) as StoredRecord['body'] }))
+  return (rows as RecordRow[]).map(recordOf)
 }
 
 /**

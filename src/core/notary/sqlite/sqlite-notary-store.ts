@@ -5,7 +5,7 @@
  */
 import { openSqlite } from '../../stores/sqlite/connection.js'
 import type { StoredRecord } from '../records.js'
-import { isDecision, type AppendResult, type NotaryStore } from '../store.js'
+import { isDecision, recordOf, type AppendResult, type NotaryStore, type RecordRow } from '../store.js'
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS notary_records (
@@ -31,23 +31,10 @@ CREATE TABLE IF NOT EXISTS notary_decisions (
 ) WITHOUT ROWID;
 `
 
-interface Row {
-  effect: string
-  seq: number
-  attempt: number
-  kind: StoredRecord['kind']
-  writer: string
-  at: string
-  body: string
-  prev: string
-  signature: string
-  hash: string
-}
-
 export function openSqliteNotaryStore(path: string): NotaryStore {
   const db = openSqlite(path)
   db.exec(SCHEMA)
-  const chain = db.prepare<[string], Row>('SELECT * FROM notary_records WHERE effect = ? ORDER BY seq')
+  const chain = db.prepare<[string], RecordRow>('SELECT * FROM notary_records WHERE effect = ? ORDER BY seq')
   const head = db.prepare<[string], { seq: number; hash: string }>('SELECT seq, hash FROM notary_records WHERE effect = ? ORDER BY seq DESC LIMIT 1')
   const insert = db.prepare(
     'INSERT INTO notary_records (effect, seq, attempt, kind, writer, at, body, prev, signature, hash) VALUES (@effect, @seq, @attempt, @kind, @writer, @at, @body, @prev, @signature, @hash)',
@@ -64,7 +51,7 @@ export function openSqliteNotaryStore(path: string): NotaryStore {
   })
   return {
     async chain(effect) {
-      return chain.all(effect).map((row) => ({ ...row, body: JSON.parse(row.body) as StoredRecord['body'] }))
+      return chain.all(effect).map(recordOf)
     },
     async append(record) {
       // IMMEDIATE: the head read and the inserts hold the write lock together, across processes too.
