@@ -233,10 +233,22 @@ describe('a refund held for operators', { timeout: 120_000 }, () => {
     }
     for (const row of samples) expect(['running', 'suspended']).toContain(row.status)
     expect(samples.map((row) => Number(row.retry_count))).toEqual(samples.map(() => 1))
-    const journal = await restate.query(`SELECT entry_type, name FROM sys_journal WHERE id = '${id}' ORDER BY index`)
-    const named = (type: string, name: string) => journal.filter((e) => e.entry_type === `Command: ${type}` && String(e.name).startsWith(name))
-    expect(named('Sleep', 'interlock payments.refund: held').length).toBeGreaterThanOrEqual(2)
-    expect(named('Run', 'interlock payments.refund (look').length).toBeGreaterThanOrEqual(2)
+    // Sleeps and looks alternate; sampled between a sleep and the look after it, the looks are one behind, so
+    // wait for the journal to show two of each rather than reading it once.
+    let counts = { sleeps: 0, looks: 0 }
+    await until(
+      async () => {
+        const journal = await restate.query(`SELECT entry_type, name FROM sys_journal WHERE id = '${id}' ORDER BY index`)
+        const named = (type: string, name: string) => journal.filter((e) => e.entry_type === `Command: ${type}` && String(e.name).startsWith(name))
+        counts = { sleeps: named('Sleep', 'interlock payments.refund: held').length, looks: named('Run', 'interlock payments.refund (look').length }
+        return counts.sleeps >= 2 && counts.looks >= 2
+      },
+      30_000,
+      () => `the held refund's journal never showed two durable sleeps and two looks: ${JSON.stringify(counts)}`,
+    )
+    expect(stripe.refunds.filter((r) => r.charge === order.charge)).toHaveLength(0)
+    const [after] = await restate.query(`SELECT retry_count FROM sys_invocation WHERE id = '${id}'`)
+    expect(Number(after?.retry_count)).toBe(1)
     const release = await interlock(['outbox', 'release', held, '--yes', '--key', join(project.dir, 'alice.key')], { cwd: project.dir, env: env() })
     expect(release.code, release.stderr).toBe(0)
     const answer = await restate.attach(id)

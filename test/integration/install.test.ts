@@ -26,8 +26,14 @@ const runner = join(import.meta.dirname, '..', 'helpers', 'install-runner.ts')
 
 /** `install` in a separate process, so several really run at once. */
 async function installElsewhere(config: StoreConfig): Promise<InstallReport> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', runner, JSON.stringify(config)])
-  return JSON.parse(stdout) as InstallReport
+  try {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', runner, JSON.stringify(config)])
+    return JSON.parse(stdout) as InstallReport
+  } catch (e) {
+    // The runner prints what install threw on stdout: keep it in the failure, not only the exit code.
+    const { stdout, stderr } = e as { stdout?: string; stderr?: string }
+    throw new Error(`install in another process failed: ${stdout ?? ''} ${stderr ?? ''}`.trim(), { cause: e })
+  }
 }
 
 // Every shipped migration, in order: the tests hold whatever numbers later features add.
