@@ -14,10 +14,14 @@
  * there: nothing is written, and the fault is 'fenced'.
  *
  * What remains is one synchronous stretch of JavaScript between the check and
- * the write(2) call, a few microseconds; only a service that checks a fencing
- * token itself closes that (src/core/relay/README.md).
+ * the write(2) call, a few microseconds; only a service that checks the
+ * request itself closes that: a notarized one refuses an attempt the relay
+ * that took over aborted (docs/notary.md, "A late request";
+ * src/core/relay/README.md). The crash point `before-write` lies in that
+ * stretch, so tests can stop a relay exactly there.
  */
 import type { Dispatcher } from 'undici'
+import { crashPointNow } from '../../crash-points.js'
 import { fencedOut, type Fence } from '../fence.js'
 
 export type { Fence }
@@ -54,14 +58,21 @@ function guardHandler(handler: Dispatcher.DispatchHandler, fence: Fence, where: 
   return new Proxy(h, {
     get(target, prop, receiver) {
       if (prop === 'onConnect' && typeof target.onConnect === 'function') {
-        return (abort: Abort, context?: unknown) => (fence() ? target.onConnect!(abort, context) : abort(fencedOut(where)))
+        return (abort: Abort, context?: unknown) => (passed(fence) ? target.onConnect!(abort, context) : abort(fencedOut(where)))
       }
       if (prop === 'onRequestStart' && typeof target.onRequestStart === 'function') {
         return (controller: Controller, context?: unknown) =>
-          fence() ? target.onRequestStart!(controller, context) : controller.abort(fencedOut(where))
+          passed(fence) ? target.onRequestStart!(controller, context) : controller.abort(fencedOut(where))
       }
       const v = Reflect.get(target, prop, receiver) as unknown
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
     },
   })
+}
+
+/** The fence's yes, then the crash point between it and the write. */
+function passed(fence: Fence): boolean {
+  if (!fence()) return false
+  crashPointNow('before-write')
+  return true
 }
