@@ -1,9 +1,10 @@
 /**
- * What the notarized schedules run against: a journal (SQLite on tmpfs), a
- * notary (its SQLite log behind its HTTP API) that can be taken down and
- * restarted on the same port from the same file, and the demo's HTTP service
- * behind the notary's middleware. The notary counts the records it wrote, so
- * a schedule can take it down right after its k-th.
+ * What the notarized schedules run against: a journal (SQLite on tmpfs by
+ * default), a notary (its log behind its HTTP API; SQLite by default) that
+ * can be taken down and restarted on the same port from the same store, and
+ * the demo's HTTP service behind the notary's middleware. The notary counts
+ * the records it wrote, so a schedule can take it down right after its k-th.
+ * The journal and the notary's store are parameters (notaryRig's options).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,6 +12,7 @@ import { join } from 'node:path'
 import type { StoreConfig } from '../../src/core/config/types.js'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { notaryLog, type NotaryLog } from '../../src/core/notary/log.js'
+import type { NotaryStore } from '../../src/core/notary/store.js'
 import { notaryMiddleware } from '../../src/core/notary/middleware.js'
 import { startNotaryServer, type NotaryServer } from '../../src/core/notary/server.js'
 import { openSqliteNotaryStore } from '../../src/core/notary/sqlite/sqlite-notary-store.js'
@@ -22,7 +24,10 @@ export const AGENT = generateKeyPair('relay', 'agent-1')
 export const SERVICE = generateKeyPair('relay', 'svc')
 export const TRUSTED = { agents: { 'agent-1': AGENT.publicKey }, services: { svc: SERVICE.publicKey } }
 
-/** The notary as a process: up or down, restarted from its file on the same port. */
+/** Opens the notary's store, each time the notary (re)starts: the same data every time. */
+export type OpenNotaryStore = () => NotaryStore | Promise<NotaryStore>
+
+/** The notary as a process: up or down, restarted from its store on the same port. */
 export class NotaryHost {
   private server?: NotaryServer
   private current?: NotaryLog
@@ -33,7 +38,7 @@ export class NotaryHost {
   private transitions: Promise<void> = Promise.resolve()
   url = ''
 
-  constructor(private readonly file: string) {}
+  constructor(private readonly open: OpenNotaryStore) {}
 
   get up(): boolean {
     return this.server !== undefined
@@ -46,7 +51,7 @@ export class NotaryHost {
   }
 
   async start(): Promise<void> {
-    const inner = notaryLog(openSqliteNotaryStore(this.file), TRUSTED)
+    const inner = notaryLog(await this.open(), TRUSTED)
     this.current = inner
     const counted: NotaryLog = {
       ...inner,
@@ -114,12 +119,19 @@ export interface NotaryRig {
   close(): Promise<void>
 }
 
-export async function notaryRig(): Promise<NotaryRig> {
+export interface NotaryRigOptions {
+  /** The journal (default: SQLite in the rig's folder). */
+  journal?: StoreConfig
+  /** The notary's store (default: SQLite in the rig's folder). */
+  notaryStore?: OpenNotaryStore
+}
+
+export async function notaryRig(options: NotaryRigOptions = {}): Promise<NotaryRig> {
   const base = process.env.INTERLOCK_CRASH_DIR ?? (process.platform === 'linux' ? '/dev/shm' : tmpdir())
   const dir = mkdtempSync(join(base, 'interlock-notary-crash-'))
-  const config: StoreConfig = { kind: 'sqlite', path: join(dir, 'journal.db') }
-  const store = await openStore(config)
-  const notary = new NotaryHost(join(dir, 'notary.db'))
+  const config: StoreConfig = options.journal ?? { kind: 'sqlite', path: join(dir, 'journal.db') }
+  const store = await openStore(config, { autoInstall: true })
+  const notary = new NotaryHost(options.notaryStore ?? (() => openSqliteNotaryStore(join(dir, 'notary.db'))))
   await notary.start()
   const service = await startHttpService({ around: notaryMiddleware({ notary: notary.url, service: 'svc', key: SERVICE, timeoutMs: 2000 }) })
   return {
