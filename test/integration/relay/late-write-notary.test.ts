@@ -37,7 +37,8 @@ import { relayReady, startRelayProc, type RelayProc } from '../../helpers/relay-
 
 const agent = generateKeyPair('relay', 'agent-1')
 const service = generateKeyPair('service', 'svc')
-const LEASE = ['--lease-ms', '1500', '--poll-ms', '100']
+// Long enough that a live relay A, on a loaded machine, renews its lease before it reaches the write.
+const LEASE = ['--lease-ms', '2500', '--poll-ms', '100']
 let dir = ''
 let log: NotaryLog
 let notary: NotaryServer
