@@ -93,7 +93,7 @@ export class S3Emulator extends Emulator {
   private seq = 0
   /** Writes completed per `<bucket>/<key>`: a held conditional request compares it before and after. */
   private readonly writes = new Map<string, number>()
-  private delays: number[] = []
+  private delays: { ms: number; during?: () => void }[] = []
 
   constructor(
     readonly accessKeyId = 'AKIAEMULATOR00000000',
@@ -126,9 +126,13 @@ export class S3Emulator extends Emulator {
     return this
   }
 
-  /** The next PUT or DELETE of an object is held this long before S3 evaluates and applies it. */
-  delayNext(ms: number): void {
-    this.delays.push(ms)
+  /**
+   * The next PUT or DELETE of an object is held this long before S3 evaluates and applies it; `during` runs
+   * once it is held (another writer's request landing while ours is in flight), so a test's concurrency does
+   * not depend on how soon the request arrives on a loaded machine.
+   */
+  delayNext(ms: number, during?: () => void): void {
+    this.delays.push({ ms, during })
   }
 
   /** The current object at a key, or undefined when there is none (or a delete marker). */
@@ -251,7 +255,8 @@ export class S3Emulator extends Emulator {
     const delay = this.delays.shift()
     if (!delay) return null
     const before = this.writes.get(`${name}/${key}`) ?? 0
-    await new Promise((r) => setTimeout(r, delay))
+    await new Promise((r) => setTimeout(r, delay.ms))
+    delay.during?.()
     if (!conditional || (this.writes.get(`${name}/${key}`) ?? 0) === before) return null
     if (ifMatch && !this.current(name, key)) return error(404, 'NoSuchKey', 'The specified key does not exist.')
     return error(409, 'ConditionalRequestConflict', 'A conflicting conditional operation is currently in progress against this resource. Please try again.')
