@@ -8,7 +8,7 @@ import type { Clock } from '../../src/core/clock.js'
 import { IllegalTransitionError, InputError, IntegrityError } from '../../src/core/errors.js'
 import { STATES, TERMINAL_STATES, type State } from '../../src/core/lifecycle.js'
 import { ChainVerifier, recordHash } from '../../src/core/stores/record-hash.js'
-import { GENESIS_HASH, type Store } from '../../src/core/stores/store.js'
+import { GENESIS_HASH, type JournalRecord, type Store } from '../../src/core/stores/store.js'
 import { allRecords, drive, effect, move, ok, propose, tickingClock } from './fixtures.js'
 
 export interface StoreHarness {
@@ -283,8 +283,20 @@ export function storeContract(name: string, makeHarness: () => Promise<StoreHarn
           expect(snap.effect.id).toBe(byState.get(snap.state))
           expect(snap).toEqual(await store.get(snap.effect.id))
         }
-        // Both journals hold in-flight effects, so both were read whole.
-        expect(scan.recordsRead).toBe((await allRecords(store)).length)
+        // The in-flight effects' own records, not their journals: the settled ones beside them are not read.
+        const ids = new Set(scan.effects.map((s) => s.effect.id))
+        expect(scan.recordsRead).toBe((await allRecords(store)).filter((r) => ids.has(r.effectId)).length)
+      })
+
+      it('reads the records of the effects in flight, not the settled history around them', async () => {
+        const settled = Array.from({ length: 6 }, (_, i) => effect('long', i))
+        for (const e of settled.slice(0, 3)) await drive(store, e, 'COMMITTED')
+        const open = effect('long', 'open')
+        await drive(store, open, 'DISPATCHED')
+        for (const e of settled.slice(3)) await drive(store, e, 'REJECTED')
+        const scan = await store.scanInFlight()
+        expect(scan.effects.map((s) => [s.effect.id, s.state, s.seq])).toEqual([[open.id, 'DISPATCHED', 15]])
+        expect(scan.recordsRead).toBe(3)
       })
 
       it('finds nothing to read when nothing is in flight', async () => {
@@ -446,6 +458,62 @@ export function storeContract(name: string, makeHarness: () => Promise<StoreHarn
         await expectIntegrity(store.scanInFlight(), 0)
         const err = await store.history(x.id).catch((e: unknown) => e)
         expect(err).toBeInstanceOf(IntegrityError)
+      })
+
+      /** t1: records 1-4 a (COMMITTED), 5-7 x (DISPATCHED), 8-11 b (COMMITTED): one effect in flight between settled ones. */
+      async function between() {
+        const [a, x, b] = [effect('t1', 'a'), effect('t1', 'x'), effect('t1', 'b')]
+        await drive(store, a, 'COMMITTED')
+        await drive(store, x, 'DISPATCHED')
+        await drive(store, b, 'COMMITTED')
+        return { a, x, b, records: await allRecords(store) }
+      }
+
+      /** Rewrites record `seq` of t1 with new data and its own hash recomputed, leaving its neighbours as they were. */
+      async function rehash(records: JournalRecord[], seq: number, data: string) {
+        const r = records.find((x) => x.seq === seq)!
+        await h.exec(`UPDATE journal_records SET data = $1, hash = $2 WHERE journal = 't1' AND seq = $3`, [data, recordHash({ ...r, data }), seq])
+      }
+
+      it('in-flight records altered with their own hash recomputed: the record after them no longer links to them', async () => {
+        const { records } = await between()
+        await rehash(records, 7, '{"step":"DISPATCHED","forged":true}')
+        await expectIntegrity(store.scanInFlight(), 8)
+      })
+
+      it('a settled record removed right before an in-flight one: the in-flight record follows a gap', async () => {
+        await between()
+        await h.exec(`DELETE FROM journal_records WHERE journal = 't1' AND seq = 4`)
+        await expectIntegrity(store.scanInFlight(), 5)
+      })
+
+      it('a settled record removed right after an in-flight one: the in-flight record is followed by nothing', async () => {
+        await between()
+        await h.exec(`DELETE FROM journal_records WHERE journal = 't1' AND seq = 8`)
+        await expectIntegrity(store.scanInFlight(), 8)
+      })
+
+      it("a journal's head altered, or a record written past it: its end is checked though its settled records are not read", async () => {
+        const { records, b } = await between()
+        await h.exec(`UPDATE journals SET head_hash = $1 WHERE journal = 't1'`, ['e'.repeat(64)])
+        await expectIntegrity(store.scanInFlight(), 11)
+        await h.exec(`UPDATE journals SET head_hash = $1 WHERE journal = 't1'`, [records.at(-1)!.hash])
+        expect((await store.scanInFlight()).recordsRead).toBe(3)
+        const past = { journal: 't1', seq: 12, effectId: b.id, state: 'COMMITTED' as const, at: records.at(-1)!.at, data: {}, prevHash: records.at(-1)!.hash }
+        await h.exec(
+          `INSERT INTO journal_records (journal, seq, effect_id, state, at, data, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [past.journal, past.seq, past.effectId, past.state, past.at, '{}', past.prevHash, recordHash(past)],
+        )
+        await expectIntegrity(store.scanInFlight(), 12)
+      })
+
+      it('a record of an in-flight effect moved into another journal is refused', async () => {
+        await between()
+        await drive(store, effect('t2', 'other'), 'COMMITTED')
+        await h.exec(`UPDATE journal_records SET journal = 't2', seq = 5 WHERE journal = 't1' AND seq = 7`)
+        const err = await store.scanInFlight().catch((e: unknown) => e)
+        expect(err).toBeInstanceOf(IntegrityError)
+        expect((err as IntegrityError).context).toMatchObject({ journal: 't2', seq: 5 })
       })
 
       it('detects an effects table that disagrees with the journal', async () => {

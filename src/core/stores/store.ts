@@ -15,6 +15,12 @@ import type { State } from '../lifecycle.js'
 
 export const GENESIS_HASH = '0'.repeat(64)
 
+/**
+ * Where journal reads start: below any seq, so a record whose seq was set to
+ * 0 or below behind the store's back is read (and refused), not skipped.
+ */
+export const BEFORE_ANY_SEQ = Number.MIN_SAFE_INTEGER
+
 export interface JournalRecord {
   journal: string
   seq: number
@@ -139,7 +145,7 @@ export type AppendResult =
 export interface InFlightScan {
   /** Every effect not in a terminal state (PROPOSED, HELD, AUTHORIZED, DISPATCHED, AMBIGUOUS). */
   effects: EffectSnapshot[]
-  /** Journal records read (and verified) to produce this. */
+  /** Journal records read (and verified) to produce this: the in-flight effects' own records. */
   recordsRead: number
 }
 
@@ -230,7 +236,12 @@ export interface Store {
   /** Every record of one effect, oldest first, each verified against its hash. */
   history(effectId: string): Promise<JournalRecord[]>
 
-  /** Recovery's one journal read: every non-terminal effect, chain verified. */
+  /**
+   * Recovery's one read: every non-terminal effect, rebuilt from its own
+   * records, each verified against its hash and chained to its neighbours in
+   * the journal, and each of their journals ending at its recorded head
+   * (in-flight-check.ts). Reads what is in flight, not the history around it.
+   */
   scanInFlight(): Promise<InFlightScan>
 
   /** Effects matching a filter, newest first. */

@@ -2,6 +2,7 @@
 import type { EffectSnapshot, Tier } from '../../effect.js'
 import type { State } from '../../lifecycle.js'
 import type { HistoryRow } from '../history-check.js'
+import type { InFlightRow } from '../in-flight-check.js'
 import { parseRecordData } from '../record-data.js'
 import type { JournalRecord } from '../store.js'
 
@@ -22,6 +23,9 @@ export interface EffectRow {
 
 /** journal, seq, effect_id, state, at, data (text), prev_hash, hash: fetched with rowMode 'array'. */
 export type RecordRow = [string, string, string, string, string, string, string, string]
+
+/** A RecordRow with the hash of the record before it and the previous-hash of the one after it (stores/in-flight-check.ts). */
+export type InFlightRecordRow = [...RecordRow, predecessor: string | null, successor: string | null]
 
 /** One record of a history read, with the hash of the record before it in its journal (null: none). */
 export interface HistoryRecordRow {
@@ -68,4 +72,8 @@ export function toHistoryRow(r: HistoryRecordRow): HistoryRow {
     dataText: r.data,
     predecessorHash: r.predecessor,
   }
+}
+
+export function toInFlightRow(r: InFlightRecordRow): InFlightRow {
+  return { journal: r[0], seq: Number(r[1]), effectId: r[2], state: r[3], at: r[4], dataText: r[5], prevHash: r[6], hash: r[7], predecessor: r[8], successor: r[9] }
 }

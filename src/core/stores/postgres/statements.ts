@@ -89,11 +89,23 @@ export function statements(schema: string, access: PgAccess = 'full') {
     inFlight: `SELECT id, journal, state, last_seq FROM ${effects} WHERE state IN (${stateList(UNSETTLED_STATES)})`,
     // An effect's thread is its journal: its records find it by journal_records' primary key.
     inThread: (n: number) => (agent ? `journal = $${n}` : `id IN (SELECT effect_id FROM ${records} WHERE journal = $${n})`),
-    heads: `SELECT journal, head_seq, head_hash FROM ${journals} WHERE journal = ANY($1::text[])`,
-    bases: `SELECT journal, seq, hash FROM ${s}.journal_bases WHERE journal = ANY($1::text[])`,
+    // Recovery's read (stores/in-flight-check.ts): the in-flight effects' own records, each with the hash of the
+    // record before it (or the journal's base) and the previous-hash of the one after it. LATERAL probes per id, as
+    // `histories` does: index lookups whatever the statistics say, nothing of the journals around them.
+    inFlightRecords: `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, p.hash, n.prev_hash
+      FROM unnest($1::text[]) AS ids(id)
+      CROSS JOIN LATERAL (SELECT * FROM ${records} r WHERE r.effect_id = ids.id OFFSET 0) r
+      LEFT JOIN LATERAL (SELECT hash FROM ${records} p WHERE p.journal = r.journal AND p.seq = r.seq - 1
+                         UNION ALL SELECT hash FROM ${s}.journal_bases b WHERE b.journal = r.journal AND b.seq = r.seq - 1 LIMIT 1) p ON true
+      LEFT JOIN LATERAL (SELECT prev_hash FROM ${records} n WHERE n.journal = r.journal AND n.seq = r.seq + 1) n ON true`,
+    // Where each journal ends: its head row (nulls without one), the record at the head (or the base, when pruned
+    // right up to it), and the first record past the head.
+    journalEnds: `SELECT js.journal, h.head_seq, h.head_hash,
+        coalesce((SELECT hash FROM ${records} r WHERE r.journal = js.journal AND r.seq = h.head_seq),
+                 (SELECT hash FROM ${s}.journal_bases b WHERE b.journal = js.journal AND b.seq = h.head_seq)) AS at_head,
+        (SELECT seq FROM ${records} x WHERE x.journal = js.journal AND x.seq > coalesce(h.head_seq, 0) ORDER BY seq LIMIT 1) AS beyond
+      FROM unnest($1::text[]) AS js(journal) LEFT JOIN ${journals} h ON h.journal = js.journal`,
     checkpoints: `SELECT digest, made_at, document FROM ${s}.checkpoints ORDER BY made_at, digest`,
-    journalRecordsPage: `SELECT ${RECORD_COLUMNS} FROM ${records}
-      WHERE journal = ANY($1::text[]) AND (journal, seq) > ($2, $3) ORDER BY journal, seq LIMIT $4`,
     recordsPage: `SELECT ${RECORD_COLUMNS} FROM ${records} WHERE (journal, seq) > ($1, $2) ORDER BY journal, seq LIMIT $3`,
   }
 }

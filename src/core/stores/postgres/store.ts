@@ -12,10 +12,11 @@ import { systemClock, type Clock } from '../../clock.js'
 import type { EffectSnapshot } from '../../effect.js'
 import { StoreError } from '../../errors.js'
 import { STATES, type State } from '../../lifecycle.js'
-import { validateAppendRequests, type ChainHead } from '../append-plan.js'
+import { validateAppendRequests } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
-import { BEFORE_ANY_SEQ, InFlightFold } from '../scan-fold.js'
+import { checkInFlight, type JournalEnd } from '../in-flight-check.js'
 import {
+  BEFORE_ANY_SEQ,
   GENESIS_HASH,
   type AppendRequest,
   type AppendResult,
@@ -40,7 +41,7 @@ import { HistoryBatcher, type JoinedRecordRow } from './history-batch.js'
 import { isTransientPgError, pgError } from './errors.js'
 import { assertProposals, proposeBatch } from './propose.js'
 import { prunePostgres } from './prune.js'
-import { toHistoryRow, toRecord, toSnapshot, type EffectRow, type HistoryRecordRow, type RecordRow } from './rows.js'
+import { toHistoryRow, toInFlightRow, toRecord, toSnapshot, type EffectRow, type HistoryRecordRow, type InFlightRecordRow, type RecordRow } from './rows.js'
 import { stateList, statements, type PgAccess, type PgStatements } from './statements.js'
 
 export interface PostgresStoreOptions {
@@ -142,40 +143,29 @@ export class PostgresStore implements Store {
   async scanInFlight(): Promise<InFlightScan> {
     this.assertOpen()
     this.assertFull('the in-flight scan')
+    // One REPEATABLE READ snapshot: projection, records and heads agree while relays write.
     return this.snapshot('the in-flight scan', async (client) => {
       const projection = (
         await client.query<{ id: string; journal: string; state: string; last_seq: string }>(this.sql.inFlight)
       ).rows.map((r) => ({ id: r.id, journal: r.journal, state: r.state, seq: Number(r.last_seq) }))
+      if (projection.length === 0) return { effects: [], recordsRead: 0 }
+      const records = await client.query<InFlightRecordRow>({ text: this.sql.inFlightRecords, values: [projection.map((p) => p.id)], rowMode: 'array' })
+      const rows = records.rows.map(toInFlightRow)
       const journals = [...new Set(projection.map((p) => p.journal))]
-      const heads = new Map<string, ChainHead>()
-      const bases = new Map<string, ChainHead>()
-      if (journals.length > 0) {
-        for (const h of (await client.query<{ journal: string; head_seq: string; head_hash: string }>(this.sql.heads, [journals])).rows) {
-          heads.set(h.journal, { seq: Number(h.head_seq), hash: h.head_hash })
-        }
-        // Pruned journals start after their base: the chain is verified from there.
-        for (const b of (await client.query<{ journal: string; seq: string; hash: string }>(this.sql.bases, [journals])).rows) {
-          bases.set(b.journal, { seq: Number(b.seq), hash: b.hash })
-        }
+      const ends = new Map<string, JournalEnd>()
+      const found = await client.query<{ journal: string; head_seq: string | null; head_hash: string | null; at_head: string | null; beyond: string | null }>(
+        this.sql.journalEnds,
+        [journals],
+      )
+      for (const e of found.rows) {
+        ends.set(e.journal, {
+          journal: e.journal,
+          head: e.head_seq === null ? { seq: 0, hash: GENESIS_HASH } : { seq: Number(e.head_seq), hash: e.head_hash! },
+          atHead: e.at_head,
+          beyond: e.beyond === null ? null : Number(e.beyond),
+        })
       }
-      const fold = new InFlightFold(new Set(projection.map((p) => p.id)), bases)
-      if (journals.length > 0) {
-        // A projected journal with no head row reads as empty; the fold then reports its effects as unrecorded.
-        for (const j of journals) if (!heads.has(j)) heads.set(j, { seq: 0, hash: GENESIS_HASH })
-        let after: [string, number] = ['', BEFORE_ANY_SEQ]
-        for (;;) {
-          const page = await client.query<RecordRow>({
-            text: this.sql.journalRecordsPage,
-            values: [journals, after[0], after[1], this.pageSize],
-            rowMode: 'array',
-          })
-          for (const r of page.rows) fold.add(r[0], Number(r[1]), r[2], r[3], r[4], r[5], r[6], r[7])
-          if (page.rows.length < this.pageSize) break
-          const last = page.rows.at(-1)!
-          after = [last[0], Number(last[1])]
-        }
-      }
-      return { effects: fold.finish(heads, projection), recordsRead: fold.recordsRead }
+      return { effects: checkInFlight(projection, rows, ends), recordsRead: rows.length }
     })
   }
 

@@ -25,8 +25,15 @@ export interface AppendRow extends EffectRow {
 }
 
 export type RecordRow = [journal: string, seq: number, effectId: string, state: string, at: string, data: string, prevHash: string, hash: string]
-/** A journalRecords row: a RecordRow without its journal. */
-export type ScanRow = [seq: number, effectId: string, state: string, at: string, data: string, prevHash: string, hash: string]
+/** An in-flight effect's record with the hash of the record before it and the previous-hash of the one after it (in-flight-check.ts). */
+export type InFlightRecordRow = [...RecordRow, predecessor: string | null, successor: string | null]
+/** Where a journal ends: its head row (nulls without one), the record at the head, the first record past it. */
+export interface EndRow {
+  head_seq: number | null
+  head_hash: string | null
+  at_head: string | null
+  beyond: number | null
+}
 
 export const EFFECT_COLUMNS = 'id, journal, effect, tier, state, last_seq, detail, created_at, updated_at'
 const RECORD_COLUMNS = 'journal, seq, effect_id, state, at, data, prev_hash, hash'
@@ -38,7 +45,7 @@ const UNSETTLED = STATES.filter((s) => !TERMINAL_STATES.includes(s))
 // The names, so the prepared set has a type that declaration files can spell.
 const NAMES = [
   'effectForAppend', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'settleEffect', 'insertHead', 'updateHead',
-  'history', 'inFlight', 'countSettled', 'countOpen', 'journalRecords', 'recordsPage', 'base', 'checkpoints',
+  'history', 'inFlight', 'inFlightRecords', 'journalEnd', 'countSettled', 'countOpen', 'recordsPage', 'base', 'checkpoints',
 ] as const
 export type Statements = Record<(typeof NAMES)[number], Statement>
 
@@ -78,10 +85,25 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     inFlight: db.prepare(`SELECT id, journal, state, last_seq FROM effects WHERE settled_at IS NULL AND state IN (${UNSETTLED})`),
     countSettled: db.prepare(`SELECT state, count(*) AS n FROM effects WHERE settled_at IS NOT NULL GROUP BY state`),
     countOpen: db.prepare(`SELECT state, count(*) AS n FROM effects WHERE settled_at IS NULL GROUP BY state`),
-    // Recovery's hot read: pages of one journal, without the journal column (the caller knows it).
-    journalRecords: db
-      .prepare(`SELECT seq, effect_id, state, at, data, prev_hash, hash FROM journal_records WHERE journal = ? AND seq > ? ORDER BY seq LIMIT ?`)
+    // Recovery's read: one in-flight effect's records, each with its neighbours' links (in-flight-check.ts),
+    // by the index of effect ids and primary-key probes: nothing of the journal around them.
+    inFlightRecords: db
+      .prepare(
+        `SELECT r.journal, r.seq, r.effect_id, r.state, r.at, r.data, r.prev_hash, r.hash, coalesce(p.hash, b.hash), n.prev_hash
+         FROM journal_records r LEFT JOIN journal_records p ON p.journal = r.journal AND p.seq = r.seq - 1
+         LEFT JOIN journal_bases b ON b.journal = r.journal AND b.seq = r.seq - 1
+         LEFT JOIN journal_records n ON n.journal = r.journal AND n.seq = r.seq + 1
+         WHERE substr(r.effect_id, 1, 16) = substr(?, 1, 16) AND r.effect_id = ?`,
+      )
       .raw(true),
+    // A journal pruned right up to its head has its head in its base. Each parameter is the journal.
+    journalEnd: db.prepare(
+      `SELECT j.head_seq, j.head_hash,
+         coalesce((SELECT hash FROM journal_records WHERE journal = ? AND seq = j.head_seq),
+                  (SELECT hash FROM journal_bases WHERE journal = ? AND seq = j.head_seq)) AS at_head,
+         (SELECT seq FROM journal_records WHERE journal = ? AND seq > coalesce(j.head_seq, 0) ORDER BY seq LIMIT 1) AS beyond
+       FROM (SELECT 1) LEFT JOIN journals j ON j.journal = ?`,
+    ),
     recordsPage: db
       .prepare(`SELECT ${RECORD_COLUMNS} FROM journal_records WHERE (journal, seq) > (?, ?) ORDER BY journal, seq LIMIT ?`)
       .raw(true),
