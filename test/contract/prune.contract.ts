@@ -63,6 +63,15 @@ export function pruneContract(name: string, makeHarness: () => Promise<StoreHarn
       expect((await allRecords(store)).filter((r) => r.journal === 'u')).toHaveLength(4)
     })
 
+    it('with no cuts, stores the checkpoint alone (`outbox checkpoint`): nothing deleted, the journal read as before', async () => {
+      const { open } = await journal()
+      const before = await allRecords(store)
+      expect(await store.prune({ checkpoint: checkpoint(1), cuts: [] })).toEqual({ journals: 0, records: 0, effects: 0 })
+      expect(await store.checkpoints()).toEqual([checkpoint(1)])
+      expect(await allRecords(store)).toEqual(before)
+      expect((await store.history(open.id)).map((r) => r.seq)).toEqual([7, 8, 9])
+    })
+
     it('a cut made already is skipped; a further cut of the same journal goes on from the first', async () => {
       const { done, open, records } = await journal()
       await store.prune({ checkpoint: checkpoint(1), cuts: [cutAfter(records, 4, [done[0]!.id])] })

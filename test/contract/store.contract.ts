@@ -258,6 +258,17 @@ export function storeContract(name: string, makeHarness: () => Promise<StoreHarn
         expect(records.filter((r) => r.journal === 'a-journal')).toHaveLength(2 + 3 + 2 + 3 + 2)
       })
 
+      it('records(after) starts each journal given past its seq, and reads the others whole, in (journal, seq) order', async () => {
+        const small = await open({ pageSize: 3 })
+        for (let i = 0; i < 9; i++) await drive(small, effect(`j${i % 3}`, i), 'COMMITTED')
+        const all = await allRecords(small)
+        const read: string[] = []
+        for await (const r of small.records(new Map([['j0', 5], ['j2', 12], ['absent', 3]]))) read.push(`${r.journal}#${r.seq}`)
+        const expected = all.filter((r) => (r.journal === 'j0' ? r.seq > 5 : r.journal === 'j2' ? false : true)).map((r) => `${r.journal}#${r.seq}`)
+        expect(read).toEqual(expected)
+        expect(read[0]).toBe('j0#6')
+      })
+
       it('records() pages through long journals without losing or repeating a record', async () => {
         const small = await open({ pageSize: 3 })
         for (let i = 0; i < 4; i++) await drive(small, effect(`j${i % 2}`, i), 'COMMITTED')

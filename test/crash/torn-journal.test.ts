@@ -1,12 +1,17 @@
 /**
  * Torn and tampered journals. Damage the store can explain is repaired by
  * the engine itself (a commit torn in the SQLite WAL was never committed);
- * damage it cannot explain stops recovery and reconcile with an
- * IntegrityError that names the journal and the record:
+ * damage it cannot explain in what recovery reads (the records of the
+ * effects in flight, their links to their neighbours, their journal's head)
+ * stops recovery and reconcile with an IntegrityError that names the journal
+ * and the record:
  * - the last record of a journal removed (its head still points at it);
- * - a record's content altered; a record's state altered;
+ * - an in-flight record's content altered; its state altered;
  * - the SQLite file itself truncated.
- * Nothing is dispatched from a journal that does not verify.
+ * Nothing is dispatched on records that do not verify. Settled history is
+ * not recovery's to read: a settled record altered is found by `outbox
+ * verify` (and, once pinned, by the checkpoint's hash: outbox/checkpoint.ts),
+ * while recovery finishes what was in flight.
  */
 import { copyFileSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -27,7 +32,7 @@ import { verifyJournal } from './invariants.js'
 
 const THREAD = 'torn'
 
-/** Two effects committed, a third left DISPATCHED (so recovery must read the journal): 3 + 4 + 4 + 3 records. */
+/** Two effects committed (records 1-4, 5-8), a third left DISPATCHED (9-11), for recovery to settle. */
 async function fill(store: Store): Promise<{ inFlight: string; target: CountingTarget }> {
   const target = new CountingTarget('svc', 1)
   const gate = new Gate({ store, targets: [target], retry: { maxAttempts: 1, backoffMs: 1 } })
@@ -62,9 +67,9 @@ const cases: [string, (t: Tamper) => Promise<void>, RegExp][] = [
     /journal "torn" record 11 .*removed from the end/,
   ],
   [
-    'a record altered',
-    (t) => t.exec(`UPDATE ${t.table} SET data = '{"receipt":{"amount":"1000000.00"},"via":"apply"}' WHERE journal = '${THREAD}' AND seq = 4`),
-    /journal "torn" record 4 .*altered/,
+    'an in-flight record altered',
+    (t) => t.exec(`UPDATE ${t.table} SET data = '{"attempt":1,"via":"forged"}' WHERE journal = '${THREAD}' AND seq = 10`),
+    /journal "torn" record 10 .*altered/,
   ],
   [
     'a state altered',
@@ -89,6 +94,23 @@ describe('torn or tampered journal on SQLite', () => {
       await damage({ table: 'journal_records', exec: async (sql) => void db.exec(sql) })
       db.close()
       await expectRefused(store, config, where)
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('a settled record altered: recovery, reading only what is in flight, settles the in-flight effect; verify names the record', async () => {
+    const config: StoreConfig = { kind: 'sqlite', path: join(dir, 'settled.db') }
+    const store = await openStore(config)
+    try {
+      const { inFlight } = await fill(store)
+      const db = new Database(config.path)
+      db.exec(`UPDATE journal_records SET data = '{"receipt":{"amount":"1000000.00"},"via":"apply"}' WHERE journal = '${THREAD}' AND seq = 4`)
+      db.close()
+      const target = new CountingTarget('svc', 1)
+      const report = await new Gate({ store, targets: [target] }).recover()
+      expect(report).toMatchObject({ recordsRead: 3, effects: [{ effectId: inFlight, action: 're-applied', outcome: { status: 'committed' } }] })
+      expect((await verifyJournal(store)).join('\n')).toMatch(/journal "torn" record 4 .*altered/)
     } finally {
       await store.close()
     }

@@ -118,12 +118,14 @@ export interface AnchorStatement {
 
 export interface CheckpointStatement {
   kind: 'checkpoint'
-  /** sha256hex of canonicalJson(heads): each journal cut, and its last removed record { journal, seq, hash }. */
+  /** sha256hex of canonicalJson(heads): each journal's last record pinned (a prune: its last removed record) { journal, seq, hash }. */
   headsDigest: string
   journals: number
-  /** sha256hex of the archive file's bytes: the records removed, as an export. */
-  archiveDigest: string
+  /** sha256hex of the archive file's bytes: the records removed, as an export. Absent when nothing was removed (`outbox checkpoint`). */
+  archiveDigest?: string
+  /** Records removed (a prune), or newly pinned. */
   records: number
+  /** Effects removed (a prune), or settled within what was newly pinned. */
   effects: number
   signer: string
   role: SignerRole

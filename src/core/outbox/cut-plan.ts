@@ -86,3 +86,11 @@ export class CutPlanner {
     return out.sort((a, b) => (a.journal < b.journal ? -1 : a.journal > b.journal ? 1 : 0))
   }
 }
+
+/** The records as they pass, each shown to the planner first (the verify pass's reading plans the cuts). */
+export async function* planning(records: AsyncIterable<JournalRecord>, planner: CutPlanner): AsyncIterable<JournalRecord> {
+  for await (const r of records) {
+    planner.add(r)
+    yield r
+  }
+}

@@ -23,9 +23,9 @@ import { basename } from 'node:path'
 import type { JsonObject } from '../canonical-json.js'
 import type { KeyPair } from '../crypto/keys.js'
 import { IntegrityError } from '../errors.js'
-import type { JournalRecord, PruneResult, Store } from '../stores/store.js'
+import type { PruneResult, Store } from '../stores/store.js'
 import { checkpointDigest, signCheckpoint, writeCheckpoint } from './checkpoint-file.js'
-import { CutPlanner, type PlannedCut } from './cut-plan.js'
+import { CutPlanner, planning, type PlannedCut } from './cut-plan.js'
 import { writeExport, type Projection } from './export-file.js'
 import { verifyRecords, type VerifyOptions, type VerifyReport } from './verify.js'
 
@@ -58,7 +58,7 @@ export async function pruneJournals(store: Store, opts: PruneOptions): Promise<{
   const planner = new CutPlanner(cutoffMs)
   const stored = await store.checkpoints()
   const checkpoints = stored.map((c) => c.document)
-  const report = await verifyRecords(tee(store.records(), (r) => planner.add(r)), { ...opts, checkpoints })
+  const report = await verifyRecords(planning(store.records(), planner), { ...opts, checkpoints, wholeStore: true })
   if (!report.ok) {
     throw new IntegrityError(`not pruned: the journals do not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}); the first: ${report.firstBad!.message}`, {
       hint: 'A checkpoint vouches for what it removes: find out what happened (`interlock outbox verify`) first. Nothing was written or deleted.',
@@ -126,11 +126,4 @@ async function writeArchive(store: Store, opts: PruneOptions, cuts: readonly Pla
     )
   }
   return { sha256 }
-}
-
-async function* tee(records: AsyncIterable<JournalRecord>, see: (r: JournalRecord) => void): AsyncIterable<JournalRecord> {
-  for await (const r of records) {
-    see(r)
-    yield r
-  }
 }

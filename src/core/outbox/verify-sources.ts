@@ -6,7 +6,7 @@ import { verifyRecords, type VerifyOptions, type VerifyReport } from './verify.j
 export async function verifyStore(store: Store, opts: Omit<VerifyOptions, 'projection' | 'checkpoints'>): Promise<VerifyReport> {
   const projection = await projectionOf(store)
   const checkpoints = (await store.checkpoints()).map((c) => c.document)
-  return verifyRecords(store.records(), { ...opts, projection, checkpoints })
+  return verifyRecords(store.records(), { ...opts, projection, checkpoints, wholeStore: true })
 }
 
 export async function verifyExport(path: string, opts: Omit<VerifyOptions, 'projection' | 'checkpoints'>): Promise<VerifyReport> {

@@ -21,6 +21,11 @@
  * (checkpoint-file.ts): with a trusted checkpoint, its chain is verified from
  * there; a journal that starts anywhere but record 1 or a trusted
  * checkpoint's head, and a checkpoint that does not verify, are problems.
+ * Every record a trusted checkpoint pinned (`outbox prune`'s, and
+ * `outbox checkpoint`'s, which prunes nothing) must still be there with the
+ * hash it pinned: a record rewritten before it shows there even with the
+ * chain recomputed over it, and so does (reading a whole store) a journal
+ * cut back below it.
  */
 import { canonicalJson, type JsonObject } from '../canonical-json.js'
 import type { OperatorConfig } from '../config/types.js'
@@ -98,6 +103,17 @@ export interface VerifyOptions {
    * read (an export carries them on the line before its records).
    */
   checkpoints?: readonly unknown[] | (() => readonly unknown[] | undefined)
+  /**
+   * Where the caller started reading some journals (`outbox checkpoint` reads
+   * each from its last trusted pin on): their chain resumes from there.
+   */
+  startAfter?: ReadonlyMap<string, { seq: number; hash: string }>
+  /**
+   * The records are the store's journals whole, as they are now (not an
+   * archive, an export, or a reading from pins on): every record a trusted
+   * checkpoint pinned must still be reached.
+   */
+  wholeStore?: boolean
 }
 
 interface EffectTrack extends WriterTrack {
@@ -142,10 +158,13 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
   }
   const problem = (r: Pick<JournalRecord, 'journal' | 'seq' | 'effectId'>, message: string, kind?: VerifyProblem['kind']) =>
     report.problems.push({ journal: r.journal, seq: r.seq, effectId: r.effectId, message, ...(kind ? { kind } : {}) })
-  // Where each pruned journal starts, by its trusted checkpoint with the furthest head (asked for once, when reading starts).
-  let bases: Map<string, Base> | undefined
-  const basesNow = (): Map<string, Base> => (bases ??= checkpointBases(opts, { operators: operatorKeys, relays: relayKeys }, report, problem))
-  const writers = new WriterCheck({ operators: operatorKeys, relays: relayKeys }, opts.anchor, problem, (journal) => basesNow().get(journal)?.seq)
+  // What trusted checkpoints pinned in each journal (asked for once, when reading starts).
+  let pins: Pins | undefined
+  const pinsNow = (): Pins => (pins ??= checkpointPins(opts, { operators: operatorKeys, relays: relayKeys }, report, problem))
+  // Where each journal that does not start at record 1 starts: after a pruning checkpoint's head, or where the caller started reading.
+  const starts = new Map<string, number>()
+  const startOf = (journal: string): number | undefined => starts.get(journal) ?? opts.startAfter?.get(journal)?.seq ?? pinsNow().prunedTo.get(journal)
+  const writers = new WriterCheck({ operators: operatorKeys, relays: relayKeys }, opts.anchor, problem, startOf)
   const keys: Keys = { operatorKeys, relayKeys, policy: opts.policy, verify: nativeVerifier() }
 
   const reading = (async function* () {
@@ -169,19 +188,26 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
     report.records++
     journals.add(r.journal)
     if (broken.has(r.journal)) continue
-    const base = basesNow().get(r.journal)
+    const pinned = pinsNow().at.get(r.journal)
     try {
       if (!isState(r.state)) throw new Error(`has an unknown state ${JSON.stringify(r.state)}`)
-      // The first record left after a prune links to the checkpoint's head.
-      if (base && !tails.has(r.journal) && r.seq === base.seq + 1) chain.resume(r.journal, base.seq, base.hash)
+      // The first record left after a prune links to the checkpoint's head; a reading started later, to where it started.
+      if (!tails.has(r.journal) && r.seq !== 1) {
+        const given = opts.startAfter?.get(r.journal)
+        const from = given?.seq === r.seq - 1 ? given : pinned?.get(r.seq - 1)?.find((p) => p.pruned)
+        if (from) {
+          chain.resume(r.journal, r.seq - 1, from.hash)
+          starts.set(r.journal, r.seq - 1)
+        }
+      }
       chain.check(r)
     } catch (e) {
       broken.add(r.journal)
       problem(r, isInterlockError(e) ? e.message : `journal ${JSON.stringify(r.journal)} record ${r.seq} ${(e as Error).message}`)
       continue
     }
-    if (base && r.seq === base.seq && r.hash !== base.hash) {
-      problem(r, `${where(r)} is not the record checkpoint ${base.digest.slice(0, 12)}… (signed by ${base.role} ${base.signer} at ${base.at}) pinned as the last one pruned: the journal was rewritten at or before it`)
+    for (const pin of pinned?.get(r.seq) ?? []) {
+      if (r.hash !== pin.hash) problem(r, `${where(r)} is not the record checkpoint ${pinName(pin)} pinned ${pin.pruned ? 'as the last one pruned' : 'as the end of the settled history it verified'}: the journal was rewritten at or before it`)
     }
     const tail = tails.get(r.journal)
     if (tail) {
@@ -223,8 +249,21 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
       }
     }
     writers.finish(effects, new Map([...tails].map(([j, h]) => [j, h.seq])), broken)
+    if (opts.wholeStore) {
+      for (const [journal, pinned] of pinsNow().at) {
+        if (broken.has(journal)) continue
+        const end = tails.get(journal)?.seq ?? startOf(journal) ?? 0
+        const beyond = [...pinned.values()].flat().filter((p) => p.seq > end).sort((a, b) => b.seq - a.seq)[0]
+        if (beyond) {
+          problem(
+            { journal, seq: beyond.seq, effectId: '?' },
+            `journal ${JSON.stringify(journal)} ${tails.has(journal) ? `ends at record ${end}` : 'has no records'}, but checkpoint ${pinName(beyond)} pinned its record ${beyond.seq}: records were removed from its end`,
+          )
+        }
+      }
+    }
   }
-  basesNow()
+  pinsNow()
   if (opts.heads) for (const [j, h] of tails) if (!broken.has(j)) opts.heads.set(j, h)
   if (opts.anchor) {
     const a = opts.anchor
@@ -239,43 +278,59 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
   return report
 }
 
-interface Base {
+interface Pin {
   seq: number
   hash: string
   digest: string
   signer: string
   role: string
   at: string
+  /** By `outbox prune`: the journal may start right after it. */
+  pruned: boolean
+}
+
+interface Pins {
+  /** Per journal, per seq, the trusted checkpoints' heads there. */
+  at: Map<string, Map<number, Pin[]>>
+  /** Per journal, the furthest head of a trusted checkpoint that pruned it. */
+  prunedTo: Map<string, number>
 }
 
 /**
- * Each checkpointed journal's start: the furthest head of a checkpoint that
- * verified (or is a relay's, with no relay key to check it: unchecked, as
- * relay records are then). A checkpoint that does not verify is a problem
- * and vouches for nothing.
+ * What each trusted checkpoint pinned: the checkpoints that verified (or are
+ * a relay's, with no relay key to check them: unchecked, as relay records are
+ * then). A checkpoint that does not verify is a problem and vouches for
+ * nothing.
  */
-function checkpointBases(
+function checkpointPins(
   opts: VerifyOptions,
   trust: { operators: ReadonlyMap<string, string>; relays: readonly TrustedKey[] },
   report: VerifyReport,
   problem: (r: Pick<JournalRecord, 'journal' | 'seq' | 'effectId'>, message: string) => void,
-): Map<string, Base> {
+): Pins {
   const docs = (typeof opts.checkpoints === 'function' ? opts.checkpoints() : opts.checkpoints) ?? []
-  const bases = new Map<string, Base>()
+  const pins: Pins = { at: new Map(), prunedTo: new Map() }
   for (const doc of docs) {
     const c: JudgedCheckpoint = judgeCheckpoint(doc, trust)
     report.checkpoints[c.status]++
     if (c.status === 'invalid') {
       const [journal, head] = [...c.heads][0] ?? ['?', { seq: 0 }]
-      problem({ journal, seq: head.seq, effectId: '?' }, `checkpoint ${c.digest.slice(0, 12)}… (by ${c.role} ${c.signer} at ${c.at}) ${c.why}; the records it says were pruned are vouched for by nothing`)
+      problem({ journal, seq: head.seq, effectId: '?' }, `checkpoint ${c.digest.slice(0, 12)}… (by ${c.role} ${c.signer} at ${c.at}) ${c.why}; the records it ${c.pruned ? 'says were pruned are' : 'pins are'} vouched for by nothing`)
       continue
     }
     for (const [journal, head] of c.heads) {
-      const now = bases.get(journal)
-      if (!now || head.seq > now.seq) bases.set(journal, { ...head, digest: c.digest, signer: c.signer, role: String(c.role), at: c.at })
+      const pin: Pin = { ...head, digest: c.digest, signer: c.signer, role: String(c.role), at: c.at, pruned: c.pruned }
+      let bySeq = pins.at.get(journal)
+      if (!bySeq) pins.at.set(journal, (bySeq = new Map()))
+      bySeq.set(head.seq, [...(bySeq.get(head.seq) ?? []), pin])
+      if (c.pruned && head.seq > (pins.prunedTo.get(journal) ?? -Infinity)) pins.prunedTo.set(journal, head.seq)
     }
   }
-  return bases
+  return pins
+}
+
+function pinName(p: Pin): string {
+  return `${p.digest.slice(0, 12)}… (signed by ${p.role} ${p.signer} at ${p.at})`
 }
 
 /** A proposal: it must carry its effect, and the effect's id must be the hash of what it journaled. */

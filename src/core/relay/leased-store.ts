@@ -26,7 +26,7 @@ export function leasedStore(store: Store, relay: string, leaseOf: (effectId: str
     scanInFlight: () => store.scanInFlight(),
     list: (filter) => store.list(filter),
     countByState: () => store.countByState(),
-    records: () => store.records(),
+    records: (after) => store.records(after),
     claim: (req) => store.claim(req),
     renewLease: (r, leases, ms) => store.renewLease(r, leases, ms),
     releaseLease: (r, leases) => store.releaseLease(r, leases),

@@ -145,8 +145,8 @@ class GroupCommitStore implements Store {
     return this.inner.list(filter)
   }
 
-  records(): AsyncIterable<JournalRecord> {
-    return this.inner.records()
+  records(after?: ReadonlyMap<string, number>): AsyncIterable<JournalRecord> {
+    return this.inner.records(after)
   }
 
   countByState(): Promise<Record<State, number>> {

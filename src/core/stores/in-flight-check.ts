@@ -103,7 +103,8 @@ export function checkInFlight(projection: readonly ProjectedEffect[], rows: read
     }
     const end = ends.get(r.journal)
     if (r.successor === null && end && r.seq < end.head.seq) {
-      throw integrity(r.journal, r.seq + 1, `is missing: record ${r.seq} is followed by nothing, but the journal's recorded head is record ${end.head.seq}`)
+      const why = r.seq + 1 === end.head.seq ? 'records were removed from the end or the head was altered' : 'records were removed'
+      throw integrity(r.journal, r.seq + 1, `is missing: record ${r.seq} is followed by nothing, but the journal's recorded head is record ${end.head.seq}; ${why}`)
     }
   }
   for (const p of projection) {

@@ -257,8 +257,11 @@ export interface Store {
   /**
    * Every record of every journal in (journal, seq) order: for verify and
    * export. Not verified here: the caller verifies (ChainVerifier) and reports.
+   * Of a journal in `after`, only the records past the seq given, the ones
+   * before not read at all (`outbox checkpoint` reads each journal from its
+   * last pin on).
    */
-  records(): AsyncIterable<JournalRecord>
+  records(after?: ReadonlyMap<string, number>): AsyncIterable<JournalRecord>
 
   /**
    * Takes up to `limit` ready effects whose lease is free or expired, oldest
@@ -286,7 +289,8 @@ export interface Store {
    * changing nothing of that journal, a cut whose record is not there with
    * that hash, a record at or before the cut of an effect not listed, or a
    * listed effect that is not settled or has records past the cut. A cut at
-   * or before the journal's base is done already: skipped.
+   * or before the journal's base is done already: skipped. With no cuts, it
+   * stores the checkpoint alone (`outbox checkpoint`, which removes nothing).
    */
   prune(request: PruneRequest): Promise<PruneResult>
 

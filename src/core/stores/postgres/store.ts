@@ -14,9 +14,9 @@ import { StoreError } from '../../errors.js'
 import { STATES, type State } from '../../lifecycle.js'
 import { validateAppendRequests } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
+import { recordPages } from '../record-pages.js'
 import { checkInFlight, type JournalEnd } from '../in-flight-check.js'
 import {
-  BEFORE_ANY_SEQ,
   GENESIS_HASH,
   type AppendRequest,
   type AppendResult,
@@ -216,17 +216,11 @@ export class PostgresStore implements Store {
     return counts
   }
 
-  async *records(): AsyncIterable<JournalRecord> {
+  async *records(after?: ReadonlyMap<string, number>): AsyncIterable<JournalRecord> {
     this.assertOpen()
     this.assertFull('reading every journal')
-    let after: [string, number] = ['', BEFORE_ANY_SEQ]
-    for (;;) {
-      const page = await this.query<RecordRow>('reading records', this.sql.recordsPage, [after[0], after[1], this.pageSize], 'array')
-      for (const r of page.rows) yield toRecord(r)
-      if (page.rows.length < this.pageSize) return
-      const last = page.rows.at(-1)!
-      after = [last[0], Number(last[1])]
-    }
+    const page = async (journal: string, seq: number, limit: number) => (await this.query<RecordRow>('reading records', this.sql.recordsPage, [journal, seq, limit], 'array')).rows
+    yield* recordPages(page, toRecord, this.pageSize, after)
   }
 
   claim(request: ClaimRequest): Promise<ClaimedEffect[]> {

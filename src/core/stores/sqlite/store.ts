@@ -16,9 +16,9 @@ import { STATES, type State } from '../../lifecycle.js'
 import { validateAppendRequests } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
 import { parseEffectColumn, parseRecordData } from '../record-data.js'
+import { recordPages } from '../record-pages.js'
 import { checkInFlight, type InFlightRow, type JournalEnd, type ProjectedEffect } from '../in-flight-check.js'
 import {
-  BEFORE_ANY_SEQ,
   GENESIS_HASH,
   type AppendRequest,
   type AppendResult,
@@ -192,17 +192,9 @@ export class SqliteStore implements Store {
     return counts
   }
 
-  async *records(): AsyncIterable<JournalRecord> {
+  async *records(after?: ReadonlyMap<string, number>): AsyncIterable<JournalRecord> {
     this.assertOpen()
-    // Pages, not one open cursor: the connection stays free for appends between pages.
-    let after: [string, number] = ['', BEFORE_ANY_SEQ]
-    for (;;) {
-      const page = this.read('reading records', () => this.q.recordsPage.all(after[0], after[1], this.pageSize) as RecordRow[])
-      for (const r of page) yield toRecord(r)
-      if (page.length < this.pageSize) return
-      const last = page.at(-1)!
-      after = [last[0], last[1]]
-    }
+    yield* recordPages((journal, seq, limit) => this.read('reading records', () => this.q.recordsPage.all(journal, seq, limit) as RecordRow[]), toRecord, this.pageSize, after)
   }
 
   async claim(request: ClaimRequest): Promise<ClaimedEffect[]> {
