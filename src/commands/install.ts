@@ -59,8 +59,8 @@ Refuses (exit 4) a store whose schema is newer than this interlock, whose applie
     }),
     'print-grants': Flags.boolean({ description: "Print the GRANT script of the roles named by the flags below and exit (PostgreSQL); connects to nothing." }),
     agent: ROLE_FLAG('only proposes effects and reads its own'),
-    relay: ROLE_FLAG('runs `interlock relay` and `reconcile-effects`'),
-    operator: ROLE_FLAG('releases, resolves and compensates, and reads everything'),
+    relay: ROLE_FLAG('runs `interlock relay` and `reconcile-effects`, and may store checkpoints'),
+    operator: ROLE_FLAG('releases, resolves, compensates and checkpoints, and reads everything'),
     'read-only': ROLE_FLAG('reads everything: status, list, show, verify, export'),
     pruner: ROLE_FLAG('runs `outbox prune`: deletes settled history under a checkpoint, and reads everything'),
     installer: Flags.string({

@@ -1,6 +1,8 @@
 /**
- * Recovery after a crash: one journal read (store.scanInFlight, which also
- * verifies the chain), then docs/design.md's table for each effect found:
+ * Recovery after a crash: one read of what is in flight (store.scanInFlight:
+ * each open effect's own records, verified and chained to their neighbours,
+ * never the settled history around them), then docs/design.md's table for
+ * each effect found:
  *
  * | found      | tier 1                 | tier 2                              | tier 3    |
  * |------------|------------------------|-------------------------------------|-----------|

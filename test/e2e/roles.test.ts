@@ -505,6 +505,12 @@ public_key = "${alice.publicKey}"
     const refused = await cli('auditor', ['outbox', 'prune', '--older-than', '0s', '--archive', join(cwd, 'refused.jsonl'), '--key', join(cwd, 'alice.operator.key')])
     expect(refused.code, refused.stderr).toBe(4)
     expect(json(await cli('auditor', ['outbox', 'list', '--json'])).effects.map((e: { effectId: string }) => e.effectId)).toContain(refund('agent-run', '12.00').id)
+    // Pinning settled history is an operator's or a relay's job: the read-only role may not store a checkpoint.
+    const unpinned = await cli('auditor', ['outbox', 'checkpoint', '--key', join(cwd, 'alice.operator.key')])
+    expect(unpinned.code, unpinned.stderr).toBe(4)
+    const pinned = await cli('operator', ['outbox', 'checkpoint', '--key', join(cwd, 'alice.operator.key'), '--json'])
+    expect(pinned.code, pinned.stdout + pinned.stderr).toBe(0)
+    expect(json(pinned).journals).toBeGreaterThan(0)
     // As the pruner role: settled history archived under alice's checkpoint, then deleted.
     const archive = join(cwd, 'archive.jsonl')
     const pruned = await cli('pruner', ['outbox', 'prune', '--older-than', '0s', '--archive', archive, '--key', join(cwd, 'alice.operator.key'), '--json'])

@@ -1,6 +1,6 @@
 /**
  * Staying out of a live relay's way, and out of its store. Reconcile first
- * reads (recovery's one journal read) and decides what it will act on: past
+ * reads (recovery's one read of what is in flight) and decides what it will act on: past
  * the grace period, within the limit, not waiting for operators. Only then
  * does it lease those, by id, as a relay of its own: the store hands out only
  * effects whose lease is free or expired, so an effect a live relay holds is

@@ -10,8 +10,9 @@
  *   own_records: schemas/postgres/0001_baseline.sql). No table at all.
  * - relay (and `reconcile-effects`): claims, leases, heartbeats, and moves
  *   effects it holds; never creates one, never rewrites what an effect is.
+ *   Stores checkpoints it signs (`outbox checkpoint`).
  * - operator: releases, denials, resolutions, compensations (a compensation
- *   is a new effect), and everything read-only does.
+ *   is a new effect), checkpoints, and everything read-only does.
  * - read-only: status, list, show, verify, export.
  * - pruner (`outbox prune`): what read-only may, and deleting settled
  *   history under a checkpoint: records and effects rows, a checkpoint and
@@ -49,8 +50,8 @@ const AGENT_READS = ['schema_migrations', 'own_effects', 'own_records']
 
 const WHAT: Record<GrantRole, string> = {
   agent: 'proposes effects and reads its own (propose(), own_effects, own_records); no table, no other function',
-  relay: 'claims, leases and moves the effects it holds, heartbeats; `interlock relay` and `interlock reconcile-effects`',
-  operator: 'releases, denials, resolutions and compensations (`interlock outbox ...`), and every read',
+  relay: 'claims, leases and moves the effects it holds, heartbeats, checkpoints; `interlock relay`, `interlock reconcile-effects` and `interlock outbox checkpoint`',
+  operator: 'releases, denials, resolutions, compensations and checkpoints (`interlock outbox ...`), and every read',
   readOnly: '`interlock outbox status | list | show | verify | export`',
   pruner: '`interlock outbox prune`: deletes settled history under a checkpoint, and every read',
 }
@@ -154,6 +155,8 @@ function grantsOf(kind: GrantRole, t: (name: string) => string, q: string): stri
         `GRANT INSERT, UPDATE (info, last_seen), DELETE ON ${t('relays')} TO ${q};`,
         `GRANT USAGE ON SEQUENCE ${t('lease_tokens')} TO ${q};`,
         `GRANT EXECUTE ON FUNCTION ${[...APPEND_FUNCTIONS, 'claim'].map(t).join(', ')} TO ${q};`,
+        // `outbox checkpoint` signed with the relay key (a checkpoint removes nothing; verify judges its signature).
+        `GRANT INSERT ON ${t('checkpoints')} TO ${q};`,
       ]
     case 'operator':
       return [
@@ -162,6 +165,7 @@ function grantsOf(kind: GrantRole, t: (name: string) => string, q: string): stri
         `GRANT INSERT ${cols(['journal', ...HEAD_COLUMNS])}, UPDATE ${cols(HEAD_COLUMNS)} ON ${t('journals')} TO ${q};`,
         `GRANT INSERT ${cols(EFFECT_INSERT_COLUMNS)}, UPDATE ${cols(EFFECT_STEP_COLUMNS)} ON ${t('effects')} TO ${q};`,
         `GRANT EXECUTE ON FUNCTION ${APPEND_FUNCTIONS.map(t).join(', ')} TO ${q};`,
+        `GRANT INSERT ON ${t('checkpoints')} TO ${q};`,
       ]
     case 'readOnly':
       return [`GRANT SELECT ON ${READABLE.map(t).join(', ')} TO ${q};`]
