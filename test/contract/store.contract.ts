@@ -367,6 +367,10 @@ export function storeContract(name: string, makeHarness: () => Promise<StoreHarn
         const counts = await store.countByState()
         expect(counts).toEqual({ ...Object.fromEntries(STATES.map((s) => [s, 0])), COMMITTED: 3, HELD: 2, AMBIGUOUS: 1, PROPOSED: 1 })
         for (const s of STATES) expect(counts[s]).toBe((await store.list({ states: [s] })).length)
+        // Only the states asked for (reconcile-effects asks for the open ones it reports).
+        const zero = Object.fromEntries(STATES.map((s) => [s, 0]))
+        expect(await store.countByState(['AMBIGUOUS', 'HELD'])).toEqual({ ...zero, HELD: 2, AMBIGUOUS: 1 })
+        expect(await store.countByState(['COMMITTED', 'PROPOSED'])).toEqual({ ...zero, COMMITTED: 3, PROPOSED: 1 })
         // A state change moves one effect from one count to the other.
         const held = (await store.list({ states: ['HELD'] }))[0]!
         ok((await store.append([{ effectId: held.effect.id, from: 'HELD', to: 'REJECTED', data: {} }]))[0])

@@ -133,7 +133,8 @@ export async function reconcileEffects(opts: ReconcileOptions): Promise<Reconcil
       onProgress: opts.onProgress,
       now: opts.now,
     })
-    const counts = await opts.store.countByState()
+    // The open states it reports only: counted from the effects not settled, not the whole history.
+    const counts = await opts.store.countByState(['AMBIGUOUS', 'HELD'])
     const would = (plan: string) => (opts.dryRun ? report.effects.filter((e) => e.plan === plan).length : 0)
     const waiting = { ambiguous: counts.AMBIGUOUS + would('mark-ambiguous'), held: counts.HELD - would('authorize') }
     // An effect someone else moved first (an operator's release, a relay) is theirs to finish, not left over by this run.

@@ -25,7 +25,7 @@ export function leasedStore(store: Store, relay: string, leaseOf: (effectId: str
     history: (id) => store.history(id),
     scanInFlight: () => store.scanInFlight(),
     list: (filter) => store.list(filter),
-    countByState: () => store.countByState(),
+    countByState: (states) => store.countByState(states),
     records: (after) => store.records(after),
     claim: (req) => store.claim(req),
     renewLease: (r, leases, ms) => store.renewLease(r, leases, ms),

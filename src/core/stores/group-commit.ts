@@ -149,8 +149,8 @@ class GroupCommitStore implements Store {
     return this.inner.records(after)
   }
 
-  countByState(): Promise<Record<State, number>> {
-    return this.inner.countByState()
+  countByState(states?: readonly State[]): Promise<Record<State, number>> {
+    return this.inner.countByState(states)
   }
 
   claim(request: ClaimRequest): Promise<ClaimedEffect[]> {

@@ -250,9 +250,11 @@ export interface Store {
   /**
    * How many effects are in each state, every state present (0 when none):
    * one grouped query over the effects table, so `outbox status` stays fast
-   * on a million effects.
+   * on a million effects. Given `states`, only those are counted (the others
+   * read 0): open states alone (`reconcile-effects`: AMBIGUOUS and HELD) are
+   * counted from the few effects not settled, whatever the history.
    */
-  countByState(): Promise<Record<State, number>>
+  countByState(states?: readonly State[]): Promise<Record<State, number>>
 
   /**
    * Every record of every journal in (journal, seq) order: for verify and

@@ -207,10 +207,11 @@ export class PostgresStore implements Store {
     return (await this.query<EffectRow>('listing effects', text, values)).rows.map(toSnapshot)
   }
 
-  async countByState(): Promise<Record<State, number>> {
+  async countByState(states?: readonly State[]): Promise<Record<State, number>> {
     this.assertOpen()
-    // One grouped query (the state index serves it); count(*) is bigint, sent as text.
-    const { rows } = await this.query<{ state: string; n: string }>('counting effects', `SELECT state, count(*) AS n FROM ${this.sql.effectsTable} GROUP BY state`, [])
+    // One grouped query (the state index serves it, and reads only the states asked for); count(*) is bigint, sent as text.
+    const where = states ? ` WHERE state IN (${stateList(states)})` : ''
+    const { rows } = await this.query<{ state: string; n: string }>('counting effects', `SELECT state, count(*) AS n FROM ${this.sql.effectsTable}${where} GROUP BY state`, [])
     const counts = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<State, number>
     for (const r of rows) if ((STATES as readonly string[]).includes(r.state)) counts[r.state as State] = Number(r.n)
     return counts

@@ -12,7 +12,7 @@ import type { Transaction } from 'better-sqlite3'
 import { systemClock, type Clock } from '../../clock.js'
 import type { EffectSnapshot, Tier } from '../../effect.js'
 import { StoreError } from '../../errors.js'
-import { STATES, type State } from '../../lifecycle.js'
+import { STATES, isTerminal, type State } from '../../lifecycle.js'
 import { validateAppendRequests } from '../append-plan.js'
 import { verifyHistory } from '../history-check.js'
 import { parseEffectColumn, parseRecordData } from '../record-data.js'
@@ -182,13 +182,15 @@ export class SqliteStore implements Store {
     return rows.map(toSnapshot)
   }
 
-  async countByState(): Promise<Record<State, number>> {
+  async countByState(states: readonly State[] = STATES): Promise<Record<State, number>> {
     this.assertOpen()
     // Two indexed passes (schemas/sqlite/0001_baseline.sql): settled effects over effects_settled, which
-    // covers their state; open ones, usually few, through effects_open and their rows.
-    const rows = this.read('counting effects', () => [...this.q.countSettled.all(), ...this.q.countOpen.all()] as { state: string; n: number }[])
+    // covers their state; open ones, usually few, through effects_open and their rows. Only open states
+    // asked for: the second alone.
+    const settled = states.some((s) => isTerminal(s))
+    const rows = this.read('counting effects', () => [...(settled ? this.q.countSettled.all() : []), ...this.q.countOpen.all()] as { state: string; n: number }[])
     const counts = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<State, number>
-    for (const r of rows) if ((STATES as readonly string[]).includes(r.state)) counts[r.state as State] += r.n
+    for (const r of rows) if (states.includes(r.state as State)) counts[r.state as State] += r.n
     return counts
   }
 
