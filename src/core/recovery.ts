@@ -39,6 +39,7 @@ import type { RuleSource } from './outbox/release-check.js'
 import { outcomeOf, type OutcomeStatus, type SubmitOutcome } from './outcome.js'
 import { checkBeforeSend, heldAgainData, type SendAuthority } from './relay/send-check.js'
 import { waitsUntilLater } from './returned.js'
+import type { InFlightScan, JournalRecord } from './stores/store.js'
 
 export type RecoveryAction =
   /** Continued from PROPOSED or AUTHORIZED: nothing had been sent. */
@@ -176,7 +177,7 @@ export async function recover(
       skipped.filtered++
       continue
     }
-    const planned = await planOne(ctx, snap, authority)
+    const planned = await planOne(ctx, snap, authority, scan.histories)
     const waits = planned.plan === 'wait'
     if (!waits && opts.limit !== undefined && acting >= opts.limit) {
       skipped.deferred++
@@ -198,7 +199,7 @@ export async function recover(
   const results = new Map<string, RecoveredEffect>()
   let done = 0
   const handle = async (snap: EffectSnapshot) => {
-    results.set(snap.effect.id, await recoverOne(ctx, snap, plans.get(snap.effect.id)!, opts.dryRun ?? false, opts.sendCheck))
+    results.set(snap.effect.id, await recoverOne(ctx, snap, plans.get(snap.effect.id)!, opts.dryRun ?? false, opts.sendCheck, scan.histories))
     opts.onProgress?.(++done, chosen.length)
   }
   // One queue per target, each drained by up to `concurrency` workers: a slow or
@@ -237,12 +238,12 @@ interface Planned {
   quorum?: RecordedQuorum
 }
 
-/** The table's answer for one effect; a HELD effect's needs its history (one read). */
-async function planOne(ctx: GateContext, snap: EffectSnapshot, authority: ReleaseAuthority | undefined): Promise<Planned> {
+/** The table's answer for one effect; a HELD effect's needs its history (the scan's, else one read). */
+async function planOne(ctx: GateContext, snap: EffectSnapshot, authority: ReleaseAuthority | undefined, histories: Histories): Promise<Planned> {
   if (snap.state !== 'HELD' || !authority) return { plan: planFor(snap.state, snap.tier) }
   // Every release is journaled HELD → HELD with it, so an effect whose last record carries none has none: no read needed.
   if (snap.detail.release === undefined && typeof snap.detail.rule === 'string') return { plan: 'wait', quorum: noReleaseYet(snap.detail.rule, authority) }
-  const quorum = recordedQuorum(snap.effect, await ctx.store.history(snap.effect.id), authority)
+  const quorum = recordedQuorum(snap.effect, await historyOf(ctx, snap, histories), authority)
   return { plan: quorum.complete ? 'authorize' : 'wait', quorum }
 }
 
@@ -256,12 +257,26 @@ function isRuleSource(p: unknown): p is RuleSource {
   return typeof (p as Partial<RuleSource>).rule === 'function'
 }
 
+type Histories = InFlightScan['histories']
+
+/**
+ * The effect's records: those the scan read and verified with its snapshot
+ * (the snapshot recovery acts on), else read again. An effect that moved
+ * since is caught by the compare-and-set of whatever recovery writes, and
+ * reconcile's lease gives back one that changed between the scan and it.
+ */
+async function historyOf(ctx: GateContext, snap: EffectSnapshot, histories: Histories): Promise<JournalRecord[]> {
+  const h = histories?.get(snap.effect.id)
+  return h && h.at(-1)?.seq === snap.seq ? h : ctx.store.history(snap.effect.id)
+}
+
 async function recoverOne(
   ctx: GateContext,
   snap: EffectSnapshot,
   planned: Planned,
   dryRun: boolean,
   sendCheck: SendAuthority | undefined,
+  histories: Histories,
 ): Promise<RecoveredEffect> {
   const { plan } = planned
   const base: Omit<RecoveredEffect, 'action'> = { effectId: snap.effect.id, target: snap.effect.target, tier: snap.tier, found: snap.state, plan }
@@ -270,7 +285,7 @@ async function recoverOne(
   try {
     // 'authorize' is itself the quorum check, on the same terms (recorded-quorum.ts).
     if (sendCheck && plan !== 'authorize') {
-      const check = checkBeforeSend(snap, await ctx.store.history(snap.effect.id), sendCheck)
+      const check = checkBeforeSend(snap, await historyOf(ctx, snap, histories), sendCheck)
       if (!check.ok) {
         // A rule in force holds it: held again for operators, as a relay does (relay/send-check.ts).
         if (!dryRun && check.hold && check.snapshot?.state === 'AUTHORIZED') {

@@ -293,7 +293,10 @@ export function storeContract(name: string, makeHarness: () => Promise<StoreHarn
         for (const snap of scan.effects) {
           expect(snap.effect.id).toBe(byState.get(snap.state))
           expect(snap).toEqual(await store.get(snap.effect.id))
+          // The records it read, as history() returns them: recovery's journal checks use these.
+          expect(scan.histories?.get(snap.effect.id)).toEqual(await store.history(snap.effect.id))
         }
+        expect([...(scan.histories?.keys() ?? [])].sort()).toEqual(scan.effects.map((s) => s.effect.id).sort())
         // The in-flight effects' own records, not their journals: the settled ones beside them are not read.
         const ids = new Set(scan.effects.map((s) => s.effect.id))
         expect(scan.recordsRead).toBe((await allRecords(store)).filter((r) => ids.has(r.effectId)).length)

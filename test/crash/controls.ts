@@ -143,7 +143,8 @@ function resendTier3(store: Store): Store {
     list: async (...a: Parameters<Store['list']>) => (await store.list(...a)).map(relabel),
     scanInFlight: async () => {
       const scan = await store.scanInFlight()
-      return { ...scan, effects: scan.effects.map(relabel) }
+      const histories = scan.histories && new Map([...scan.histories].map(([id, h]) => [id, relabelHistory(h)]))
+      return { ...scan, effects: scan.effects.map(relabel), histories }
     },
     claim: async (...a: Parameters<Store['claim']>) => (await store.claim(...a)).map((c) => ({ ...c, snapshot: relabel(c.snapshot) })),
     append: async (requests: AppendRequest[]): Promise<AppendResult[]> =>

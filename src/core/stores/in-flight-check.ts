@@ -71,10 +71,15 @@ const NEXT = new Map<string, ReadonlySet<string>>(STATES.map((s) => [s, new Set(
 
 /**
  * Checks the records of the in-flight effects and the ends of their journals;
- * returns their snapshots, oldest proposal first. Throws an IntegrityError
- * naming the first record (in journal, seq order) that does not fit.
+ * returns their snapshots, oldest proposal first, and each one's records.
+ * Throws an IntegrityError naming the first record (in journal, seq order)
+ * that does not fit.
  */
-export function checkInFlight(projection: readonly ProjectedEffect[], rows: readonly InFlightRow[], ends: ReadonlyMap<string, JournalEnd>): EffectSnapshot[] {
+export function checkInFlight(
+  projection: readonly ProjectedEffect[],
+  rows: readonly InFlightRow[],
+  ends: ReadonlyMap<string, JournalEnd>,
+): { effects: EffectSnapshot[]; histories: Map<string, JournalRecord[]> } {
   const sorted = [...rows].sort((a, b) => (a.journal < b.journal ? -1 : a.journal > b.journal ? 1 : a.seq - b.seq))
   const projected = new Map(projection.map((p) => [p.id, p]))
   const verifier = new ChainVerifier()
@@ -138,7 +143,9 @@ export function checkInFlight(projection: readonly ProjectedEffect[], rows: read
   out.sort((a, b) =>
     a.snap.createdAt !== b.snap.createdAt ? (a.snap.createdAt < b.snap.createdAt ? -1 : 1) : a.journal !== b.journal ? (a.journal < b.journal ? -1 : 1) : a.seq - b.seq,
   )
-  return out.map((o) => o.snap)
+  const histories = new Map<string, JournalRecord[]>()
+  for (const [id, run] of runs) histories.set(id, run.map((r) => ({ ...asRecord(r), data: parseRecordData(r.journal, r.seq, r.dataText) })))
+  return { effects: out.map((o) => o.snap), histories }
 }
 
 /** A record removed from the end leaves no gap in the chain, only a head that points past it. */

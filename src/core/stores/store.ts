@@ -147,6 +147,12 @@ export interface InFlightScan {
   effects: EffectSnapshot[]
   /** Journal records read (and verified) to produce this: the in-flight effects' own records. */
   recordsRead: number
+  /**
+   * Those records, per effect, oldest first, as history() would return them
+   * (verified in the same read as the snapshots): recovery's checks of an
+   * effect's journal use them instead of reading it again.
+   */
+  histories?: ReadonlyMap<string, JournalRecord[]>
 }
 
 export interface ListFilter {

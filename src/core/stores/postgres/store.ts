@@ -165,7 +165,7 @@ export class PostgresStore implements Store {
           beyond: e.beyond === null ? null : Number(e.beyond),
         })
       }
-      return { effects: checkInFlight(projection, rows, ends), recordsRead: rows.length }
+      return { ...checkInFlight(projection, rows, ends), recordsRead: rows.length }
     })
   }
 

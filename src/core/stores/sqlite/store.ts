@@ -115,6 +115,7 @@ export class SqliteStore implements Store {
         const projection = (this.q.inFlight.all() as { id: string; journal: string; state: string; last_seq: number }[]).map(
           (r): ProjectedEffect => ({ id: r.id, journal: r.journal, state: r.state, seq: r.last_seq }),
         )
+        if (projection.length === 0) return { effects: [], recordsRead: 0 }
         const rows: InFlightRow[] = []
         for (const p of projection) {
           for (const r of this.q.inFlightRecords.all(p.id, p.id) as InFlightRecordRow[]) {
@@ -131,7 +132,7 @@ export class SqliteStore implements Store {
             beyond: e.beyond,
           })
         }
-        return { effects: checkInFlight(projection, rows, ends), recordsRead: rows.length }
+        return { ...checkInFlight(projection, rows, ends), recordsRead: rows.length }
       })(),
     )
   }
