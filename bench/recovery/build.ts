@@ -106,6 +106,7 @@ async function generate(plan: Plan, seed: number[], base: number, take: (rows: J
   )
 }
 
+const COPY_ROWS = 1_000_000
 const PG_INDEXES = ['journal_records_effect_idx', 'effects_state_idx', 'effects_claim_idx', 'effects_created_idx', 'effects_target_created_idx']
 
 /**
@@ -133,19 +134,26 @@ export async function loadPostgres(sqliteFile: string, url: string, schema: stri
         ['effects', 'id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at', 'SELECT id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at FROM effects'],
         ['journal_records', 'journal, seq, effect_id, state, at, data, prev_hash, hash', 'SELECT journal, seq, effect_id, state, at, data, prev_hash, hash FROM journal_records ORDER BY journal, seq'],
       ]
+      // In files of a million rows at most, each copied and removed before the next: a few GB of disk at a time, not the dataset twice.
       for (const [table, columns, select] of tables) {
         const path = join(tmp, `${table}.copy`)
-        const out = createWriteStream(path, { mode: 0o644 })
         let n = 0
+        let out = createWriteStream(path, { mode: 0o644 })
+        const flush = async () => {
+          out.end()
+          await once(out, 'finish')
+          chmodSync(path, 0o644)
+          await client.query(`COPY ${s}.${table} (${columns}) FROM '${path}'`)
+          rmSync(path)
+        }
         for (const row of db.prepare(select).raw(true).iterate() as Iterable<unknown[]>) {
           if (!out.write(`${row.map(copyText).join('\t')}\n`)) await once(out, 'drain')
-          n++
+          if (++n % COPY_ROWS === 0) {
+            await flush()
+            out = createWriteStream(path, { mode: 0o644 })
+          }
         }
-        out.end()
-        await once(out, 'finish')
-        chmodSync(path, 0o644)
-        await client.query(`COPY ${s}.${table} (${columns}) FROM '${path}'`)
-        rmSync(path)
+        await flush()
         log(`  ${table}: ${n.toLocaleString('en')} rows, ${((performance.now() - started) / 1000).toFixed(0)} s`)
       }
     } finally {

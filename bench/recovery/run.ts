@@ -84,8 +84,8 @@ try {
       try {
         const admin = new pg.Client({ connectionString: server.url })
         await admin.connect()
-        // Loading 10 GB through the WAL: checkpoints by time and size would only slow it down.
-        await admin.query(`ALTER SYSTEM SET max_wal_size = '32GB'`)
+        // Loading gigabytes through the WAL: fewer checkpoints, and a bound on the disk the WAL takes.
+        await admin.query(`ALTER SYSTEM SET max_wal_size = '4GB'`)
         await admin.query(`ALTER SYSTEM SET checkpoint_timeout = '1h'`)
         await admin.query(`SELECT pg_reload_conf()`)
         await admin.query('CREATE DATABASE bench_recovery')
