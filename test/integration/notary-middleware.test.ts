@@ -1,7 +1,9 @@
 /**
- * The notary's middleware in front of the demo's HTTP service, driven by
+ * The notary's service side in front of the demo's /plain route, driven by
  * plain requests: what a service answers for each state of an attempt
- * (docs/notary.md, "What the service must do").
+ * (docs/notary.md, "What the service must do"). One table, run against each
+ * form a service adds: the node:http / Express middleware and the Fastify
+ * plugin answer alike.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,27 +16,34 @@ import { notaryLog, type NotaryLog } from '../../src/core/notary/log.js'
 import { notaryMiddleware } from '../../src/core/notary/middleware.js'
 import { startNotaryServer, type NotaryServer } from '../../src/core/notary/server.js'
 import { openSqliteNotaryStore } from '../../src/core/notary/sqlite/sqlite-notary-store.js'
-import { startHttpService, type HttpService } from '../helpers/http-service.js'
+import { startFastifyService } from '../helpers/fastify-service.js'
+import { startHttpService } from '../helpers/http-service.js'
 
 const agent = generateKeyPair('relay', 'agent-1')
 const service = generateKeyPair('service', 'svc')
 let dir = ''
 let log: NotaryLog
 let notary: NotaryServer
-let svc: HttpService
-let cutOff: HttpService
+
+/** What the table needs of a service: where it is, what it applied, a refusal to stage. */
+interface Service {
+  url: string
+  counts(): { plain: Record<string, number> }
+  setFault(fault: { kind: 'status'; status: number; body?: unknown }, options?: { times?: number }): void
+  close(): Promise<void>
+}
+type Options = Parameters<typeof notaryMiddleware>[0]
+const FORMS: { form: string; start: (opts: Options) => Promise<Service> }[] = [
+  { form: 'node:http middleware', start: (opts) => startHttpService({ around: notaryMiddleware(opts) }) },
+  { form: 'Fastify plugin', start: (opts) => startFastifyService({ notary: opts }) },
+]
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'interlock-notary-mw-'))
   log = notaryLog(openSqliteNotaryStore(join(dir, 'notary.db')), { agents: { 'agent-1': agent.publicKey }, services: { svc: service.publicKey } })
   notary = await startNotaryServer(log)
-  svc = await startHttpService({ around: notaryMiddleware({ notary: notary.url, service: 'svc', key: service }) })
-  cutOff = await startHttpService({ around: notaryMiddleware({ notary: 'http://127.0.0.1:9', service: 'svc', key: service, timeoutMs: 500 }) })
 })
 afterAll(async () => {
-  await svc?.close()
-  await cutOff?.close()
-  await notary?.close()
   await log?.close()
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
@@ -48,7 +57,18 @@ const post = (base: string, effect: string | undefined, attempt: string | undefi
     body: JSON.stringify({ action: 'charge', args: {}, effect_id: effect ?? 'none' }),
   })
 
-describe('notaryMiddleware', () => {
+describe.each(FORMS)('the notary in front of a service: $form', ({ start }) => {
+  let svc: Service
+  let cutOff: Service
+  beforeAll(async () => {
+    svc = await start({ notary: notary.url, service: 'svc', key: service })
+    cutOff = await start({ notary: 'http://127.0.0.1:9', service: 'svc', key: service, timeoutMs: 500 })
+  })
+  afterAll(async () => {
+    await svc?.close()
+    await cutOff?.close()
+  })
+
   it('performs once: claim, then performed with the answer; the same attempt again is replayed from the record, not performed', async () => {
     const e = newEffect()
     const first = await post(svc.url, e, '1')
@@ -95,8 +115,23 @@ describe('notaryMiddleware', () => {
     expect(cutOff.counts().plain[e]).toBeUndefined()
   })
 
-  it('a request without the headers passes straight through; malformed headers are refused with 400', async () => {
-    expect((await post(svc.url, undefined, undefined)).status).toBe(200)
+  it('a 5xx from the handler records nothing: the attempt stays CLAIMED and is answered 503 claimed, not run again', async () => {
+    const e = newEffect()
+    svc.setFault({ kind: 'status', status: 500, body: { error: { message: 'boom' } } }, { times: 1 })
+    expect((await post(svc.url, e, '1')).status).toBe(500)
+    expect((await log.attempt(e, 1)).state).toBe('CLAIMED')
+    const again = await post(svc.url, e, '1')
+    expect(again.status).toBe(503)
+    expect(await again.json()).toMatchObject({ error: 'claimed' })
+    expect(svc.counts().plain[e]).toBeUndefined()
+  })
+
+  it('a request without the headers passes straight through, recording nothing; malformed headers are refused with 400', async () => {
+    const before = svc.counts().plain['none'] ?? 0
+    const plain = await post(svc.url, undefined, undefined)
+    expect(plain.status).toBe(200)
+    expect(plain.headers.get('interlock-replayed')).toBeNull()
+    expect(svc.counts().plain['none']).toBe(before + 1)
     expect((await post(svc.url, 'not-an-id', '1')).status).toBe(400)
     expect((await post(svc.url, newEffect(), '0')).status).toBe(400)
   })

@@ -1,9 +1,11 @@
 /**
  * `agent-interlock/notary`: both sides of the notary (docs/notary.md).
- * Services: notaryMiddleware / withNotary, or performInTransaction /
+ * Services: notaryMiddleware / withNotary (node:http, Express), notaryPlugin
+ * (Fastify, an optional peer: nothing here imports it), or performInTransaction /
  * claimInTransaction on the service's own PostgreSQL transaction. Agents: notarized(target).
  */
 export { notaryMiddleware, withNotary, type Middleware, type NotaryMiddlewareOptions } from './middleware.js'
+export { notaryPlugin, type NotaryPluginOptions, type FastifyInstanceLike, type FastifyReplyLike, type FastifyRequestLike } from './fastify.js'
 export { notarized, type NotarizedOptions } from './notarized.js'
 export { notaryClient, NotaryUnreachable, type NotaryClient, type NotaryClientOptions } from './client.js'
 export { notaryLog, type NotaryLog, type TrustedKeys, type WriteAnswer, type WriteStatus, type EffectView } from './log.js'
