@@ -8,8 +8,9 @@ import type { JsonObject } from '../../src/core/canonical-json.js'
 import { generateKeyPair, type KeyPair } from '../../src/core/crypto/keys.js'
 import { sha256Hex } from '../../src/core/hash.js'
 import { notaryLog, type NotaryLog, type WriteAnswer } from '../../src/core/notary/log.js'
-import { GENESIS, recordHash, signRecord, type NotaryKind, type SignedRecord } from '../../src/core/notary/records.js'
+import { GENESIS, recordHash, signRecord, type NotaryKind, type SignedRecord, type StoredRecord } from '../../src/core/notary/records.js'
 import type { NotaryStore } from '../../src/core/notary/store.js'
+import { verifyNotaryStore } from '../../src/core/notary/verify.js'
 
 export interface NotaryStoreHarness {
   /** A fresh, empty store; `name` tells one store of a test from another. */
@@ -18,6 +19,10 @@ export interface NotaryStoreHarness {
   reopen(name: string): Promise<NotaryStore>
   /** Changes a stored record's body behind the notary's back. */
   tamper(name: string, effect: string, seq: number, body: JsonObject): Promise<void>
+  /** Inserts a record row straight into the store's table, around the notary (a database attacker). */
+  insert(name: string, record: StoredRecord): Promise<void>
+  /** Deletes a record row straight from the store's table. */
+  remove(name: string, effect: string, seq: number): Promise<void>
 }
 
 const agent = generateKeyPair('relay', 'agent-1')
@@ -182,7 +187,7 @@ export function notaryLogContract(storeName: string, harness: NotaryStoreHarness
       await again.close()
       await harness.tamper('durable', e, 3, { status: 200, body: { id: 'op_forged' } })
       const tampered = notaryLog(await harness.reopen('durable'), trusted)
-      expect((await tampered.verify(e)).join('\n')).toMatch(/record 3's hash does not match[\s\S]*record 3 \(performed\) is not signed by svc/)
+      expect((await tampered.verify(e)).join('\n')).toMatch(/record 3 \(performed, attempt 1\): its hash does not match[\s\S]*record 3 \(performed, attempt 1\): not signed by svc/)
       await tampered.close()
     })
 
@@ -191,6 +196,108 @@ export function notaryLogContract(storeName: string, harness: NotaryStoreHarness
       expect((await log.write({ effect: 'x', kind: 'claim' })).status).toBe('malformed')
       expect((await log.write(null)).status).toBe('malformed')
       await log.close()
+    })
+  })
+
+  describe(`notary verify on ${storeName}`, () => {
+    const open = async (name: string) => notaryLog(await harness.open(name), trusted)
+    /** A log of two effects as the protocol writes them: one performed, one aborted then performed at attempt 2. */
+    async function clean(name: string): Promise<{ performed: string; retried: string }> {
+      const log = await open(name)
+      const performed = newEffect()
+      await write(log, agent, 'agent-1', performed, 1, 'intend')
+      await write(log, service, 'svc', performed, 1, 'claim')
+      await write(log, service, 'svc', performed, 1, 'performed', { status: 200, body: { id: 'op_1' } })
+      const retried = newEffect()
+      await write(log, agent, 'agent-1', retried, 1, 'intend')
+      await write(log, agent, 'agent-1', retried, 1, 'abort')
+      await write(log, agent, 'agent-1', retried, 2, 'intend')
+      await write(log, service, 'svc', retried, 2, 'claim')
+      await write(log, service, 'svc', retried, 2, 'performed', { status: 200, body: { id: 'op_2' } })
+      await log.close()
+      return { performed, retried }
+    }
+    const verify = async (name: string) => {
+      const store = await harness.reopen(name)
+      try {
+        return await verifyNotaryStore(store, trusted)
+      } finally {
+        await store.close()
+      }
+    }
+    /** A record chained after the effect's head, written straight to the store. */
+    async function appendAround(name: string, key: KeyPair, writer: string, effect: string, attempt: number, kind: NotaryKind, body: JsonObject = {}) {
+      const store = await harness.reopen(name)
+      const chain = await store.chain(effect)
+      await store.close()
+      const record = signed(key, writer, effect, attempt, kind, chain.at(-1)!.hash, body)
+      await harness.insert(name, { ...record, seq: chain.at(-1)!.seq + 1, hash: recordHash(record) })
+    }
+
+    it('a log written through the notary verifies: counts per kind, every signature valid, no problem', async () => {
+      const { retried } = await clean('verify-clean')
+      const log = await open('verify-clean')
+      const unclaimed = newEffect()
+      await write(log, agent, 'agent-1', unclaimed, 1, 'intend')
+      await log.close()
+      const report = await verify('verify-clean')
+      expect(report).toMatchObject({ ok: true, effects: 3, records: 9, problems: [] })
+      expect(report.kinds).toEqual({ intend: 4, claim: 2, performed: 2, failed: 0, abort: 1 })
+      expect(report.signatures).toEqual({ valid: 9, invalid: 0 })
+      expect(report.unclaimed).toEqual([{ effect: unclaimed, attempt: 1 }])
+      expect(report.firstBad).toBeUndefined()
+      expect(retried).toMatch(/^[0-9a-f]{64}$/)
+    })
+
+    it('a forged record (signed by a key that is not the writer\'s) is caught, naming the effect and the record', async () => {
+      const { performed } = await clean('verify-forged')
+      const impostor = generateKeyPair('relay', 'svc')
+      await appendAround('verify-forged', impostor, 'svc', performed, 2, 'claim')
+      const report = await verify('verify-forged')
+      expect(report.ok).toBe(false)
+      expect(report.signatures.invalid).toBe(1)
+      expect(report.firstBad).toMatchObject({ effect: performed, seq: 4, kind: 'claim' })
+      expect(report.problems.map((p) => p.message).join('\n')).toContain(`effect ${performed} record 4 (claim, attempt 2): not signed by svc`)
+    })
+
+    it('an edited record (its body changed in the store) breaks its hash and the next link, naming the effect and the record', async () => {
+      const { retried } = await clean('verify-edited')
+      await harness.tamper('verify-edited', retried, 4, { edited: true })
+      const report = await verify('verify-edited')
+      expect(report.ok).toBe(false)
+      const mine = report.problems.filter((p) => p.effect === retried)
+      expect(mine.map((p) => p.seq)).toEqual(expect.arrayContaining([4]))
+      expect(mine.map((p) => p.message).join('\n')).toMatch(/record 4 \(claim, attempt 2\): its hash does not match its content/)
+      expect(mine.map((p) => p.message).join('\n')).toMatch(/record 4 \(claim, attempt 2\): not signed by svc/)
+    })
+
+    it('a deleted record is caught: the gap, the broken link and the decision row left without its record', async () => {
+      const { retried } = await clean('verify-deleted')
+      await harness.remove('verify-deleted', retried, 2)
+      const report = await verify('verify-deleted')
+      expect(report.ok).toBe(false)
+      const text = report.problems.filter((p) => p.effect === retried).map((p) => p.message).join('\n')
+      expect(text).toContain(`effect ${retried} record 3 (intend, attempt 2): record 2 is missing (deleted)`)
+      expect(text).toMatch(/record 3 \(intend, attempt 2\): does not follow the record before it/)
+      expect(text).toMatch(/attempt 1: decision row \(abort by agent-1, record 2\) without its record/)
+    })
+
+    it('performed and aborted for one attempt, written by a database attacker with a valid signature and chain, break the protocol and are caught', async () => {
+      const { performed } = await clean('verify-both')
+      await appendAround('verify-both', agent, 'agent-1', performed, 1, 'abort')
+      const report = await verify('verify-both')
+      expect(report.ok).toBe(false)
+      expect(report.signatures.invalid).toBe(0)
+      const text = report.problems.map((p) => p.message).join('\n')
+      expect(text).toContain(`effect ${performed} record 4 (abort, attempt 1): attempt 1 was already decided by the claim in record 2: performed and aborted both recorded`)
+      expect(report.problems.every((p) => p.effect === performed)).toBe(true)
+    })
+
+    it('a second attempt performed while the first was performed (an attacker replaying the effect) breaks the protocol', async () => {
+      const { performed } = await clean('verify-twice')
+      await appendAround('verify-twice', service, 'svc', performed, 2, 'claim')
+      const report = await verify('verify-twice')
+      expect(report.problems.map((p) => p.message).join('\n')).toContain(`effect ${performed} record 4 (claim, attempt 2): attempt 2 begins while attempt 1 is PERFORMED`)
     })
   })
 }

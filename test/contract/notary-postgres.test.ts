@@ -34,6 +34,21 @@ notaryLogContract('postgres', {
     await c.query(`UPDATE ${schemaOf(name)}.notary_records SET body = $1 WHERE effect = $2 AND seq = $3`, [JSON.stringify(body), effect, seq])
     await c.end()
   },
+  insert: async (name, r) => {
+    const c = new pg.Client({ connectionString: db.url })
+    await c.connect()
+    await c.query(
+      `INSERT INTO ${schemaOf(name)}.notary_records (effect, seq, attempt, kind, writer, at, body, prev, signature, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [r.effect, r.seq, r.attempt, r.kind, r.writer, r.at, JSON.stringify(r.body), r.prev, r.signature, r.hash],
+    )
+    await c.end()
+  },
+  remove: async (name, effect, seq) => {
+    const c = new pg.Client({ connectionString: db.url })
+    await c.connect()
+    await c.query(`DELETE FROM ${schemaOf(name)}.notary_records WHERE effect = $1 AND seq = $2`, [effect, seq])
+    await c.end()
+  },
 })
 
 describe('notary log on postgres: what only PostgreSQL has', () => {

@@ -18,4 +18,16 @@ notaryLogContract('sqlite', {
     db.prepare('UPDATE notary_records SET body = ? WHERE effect = ? AND seq = ?').run(JSON.stringify(body), effect, seq)
     db.close()
   },
+  insert: async (name, r) => {
+    const db = new Database(file(name))
+    db.prepare('INSERT INTO notary_records (effect, seq, attempt, kind, writer, at, body, prev, signature, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+      r.effect, r.seq, r.attempt, r.kind, r.writer, r.at, JSON.stringify(r.body), r.prev, r.signature, r.hash,
+    )
+    db.close()
+  },
+  remove: async (name, effect, seq) => {
+    const db = new Database(file(name))
+    db.prepare('DELETE FROM notary_records WHERE effect = ? AND seq = ?').run(effect, seq)
+    db.close()
+  },
 })

@@ -17,7 +17,7 @@ import type { KeyPair } from '../crypto/keys.js'
 import { InterlockError, ExitCode } from '../errors.js'
 import { notaryLog, type NotaryLog, type WriteAnswer } from './log.js'
 import { DEFAULT_NOTARY_SCHEMA, installNotarySchema, type Queryable } from './postgres/pg-notary-schema.js'
-import { appendIn, lockEffect, readChain } from './postgres/pg-notary-store.js'
+import { appendIn, lockEffect, readChain, readDecisions, readEffects } from './postgres/pg-notary-store.js'
 import { signRecord, type NotaryKind } from './records.js'
 import type { AttemptView } from './state.js'
 
@@ -121,7 +121,13 @@ function logOn(db: Queryable, opts: NotaryTransactionOptions): NotaryLog {
   const schema = opts.schema ?? DEFAULT_NOTARY_SCHEMA
   // Only this service is trusted here: the log's own checks (signature, state, chain) run on what it writes.
   return notaryLog(
-    { chain: (effect) => readChain(db, schema, effect), append: (r) => appendIn(db, schema, r), close: async () => undefined },
+    {
+      chain: (effect) => readChain(db, schema, effect),
+      append: (r) => appendIn(db, schema, r),
+      effects: () => readEffects(db, schema),
+      decisions: (effect) => readDecisions(db, schema, effect),
+      close: async () => undefined,
+    },
     { agents: {}, services: { [opts.service]: opts.key.publicKey } },
   )
 }

@@ -14,6 +14,7 @@
 import { GENESIS, asSignedRecord, recordHash, verifyRecord, WRITER_ROLE, type SignedRecord, type StoredRecord } from './records.js'
 import { attemptView, attemptsOf, refusalOf, type AttemptView } from './state.js'
 import { isDecision, type NotaryStore } from './store.js'
+import { checkChain } from './verify.js'
 
 export interface TrustedKeys {
   /** Agent (relay) names → public keys `ed25519:…`: who may write intend and abort. */
@@ -56,7 +57,7 @@ export interface NotaryLog {
   write(input: unknown): Promise<WriteAnswer>
   attempt(effect: string, attempt: number): Promise<AttemptView & { head: string }>
   effect(effect: string): Promise<EffectView>
-  /** Everything wrong with an effect's stored chain (hash links, signatures, trust): [] when whole. */
+  /** Everything wrong with an effect's stored chain (links, hashes, signatures, trust, the protocol: verify.ts): [] when whole. */
   verify(effect: string): Promise<string[]>
   close(): Promise<void>
 }
@@ -100,17 +101,7 @@ export function notaryLog(store: NotaryStore, trusted: TrustedKeys): NotaryLog {
       return { effect, head: headOf(chain), attempts: attemptsOf(effect, chain) }
     },
     async verify(effect) {
-      const problems: string[] = []
-      let prev = GENESIS
-      for (const r of await store.chain(effect)) {
-        if (r.prev !== prev) problems.push(`record ${r.seq} does not follow record ${r.seq - 1}`)
-        if (recordHash(r) !== r.hash) problems.push(`record ${r.seq}'s hash does not match its content`)
-        const key = keyOf(r)
-        if (key === undefined) problems.push(`record ${r.seq} (${r.kind}) is by ${r.writer}, who is not trusted`)
-        else if (!verifyRecord(r, key)) problems.push(`record ${r.seq} (${r.kind}) is not signed by ${r.writer}`)
-        prev = r.hash
-      }
-      return problems
+      return checkChain(effect, await store.chain(effect), await store.decisions(effect), trusted).problems.map((p) => p.message)
     },
     close: () => store.close(),
   }

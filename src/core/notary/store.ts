@@ -23,7 +23,20 @@ export interface NotaryStore {
    * and writes nothing when one exists.
    */
   append(record: StoredRecord): Promise<AppendResult>
+  /** Every effect the log holds a record or a decision for, in id order (for `notary verify`). */
+  effects(): Promise<string[]>
+  /** The effect's decision rows, by attempt (for `notary verify`: each must match its claim or abort). */
+  decisions(effect: string): Promise<DecisionRow[]>
   close(): Promise<void>
+}
+
+/** The row a claim or abort inserts: who decided attempt `attempt`, with which record. */
+export interface DecisionRow {
+  effect: string
+  attempt: number
+  decision: 'claim' | 'abort'
+  writer: string
+  seq: number
 }
 
 export function isDecision(kind: string): kind is 'claim' | 'abort' {

@@ -13,7 +13,7 @@ import { createPool } from '../../stores/postgres/connect.js'
 import { pgError } from '../../stores/postgres/errors.js'
 import { quoteSchema } from '../../stores/postgres/identifier.js'
 import { GENESIS, type StoredRecord } from '../records.js'
-import { isDecision, recordOf, type AppendResult, type NotaryStore, type RecordRow } from '../store.js'
+import { isDecision, recordOf, type AppendResult, type DecisionRow, type NotaryStore, type RecordRow } from '../store.js'
 import { DEFAULT_NOTARY_SCHEMA, installNotarySchema, type Queryable } from './pg-notary-schema.js'
 
 /** Serializes appends to one effect until the caller's transaction ends. */
@@ -24,6 +24,18 @@ export async function lockEffect(db: Queryable, effect: string): Promise<void> {
 export async function readChain(db: Queryable, schema: string, effect: string): Promise<StoredRecord[]> {
   const { rows } = await db.query(`SELECT * FROM ${quoteSchema(schema)}.notary_records WHERE effect = $1 ORDER BY seq`, [effect])
   return (rows as RecordRow[]).map(recordOf)
+}
+
+/** Every effect with a record or a decision row, in id order. */
+export async function readEffects(db: Queryable, schema: string): Promise<string[]> {
+  const s = quoteSchema(schema)
+  const { rows } = await db.query(`SELECT effect FROM ${s}.notary_records UNION SELECT effect FROM ${s}.notary_decisions ORDER BY effect`)
+  return (rows as { effect: string }[]).map((r) => r.effect)
+}
+
+export async function readDecisions(db: Queryable, schema: string, effect: string): Promise<DecisionRow[]> {
+  const { rows } = await db.query(`SELECT effect, attempt, decision, writer, seq FROM ${quoteSchema(schema)}.notary_decisions WHERE effect = $1 ORDER BY attempt`, [effect])
+  return rows as DecisionRow[]
 }
 
 /**
@@ -97,6 +109,8 @@ export async function openPostgresNotaryStore(opts: PostgresNotaryStoreOptions):
         await c.query(result === 'appended' ? 'COMMIT' : 'ROLLBACK')
         return result
       }),
+    effects: () => withClient('reading', (c) => readEffects(c, schema)),
+    decisions: (effect) => withClient('reading', (c) => readDecisions(c, schema, effect)),
     close: () => pool.end(),
   }
 }

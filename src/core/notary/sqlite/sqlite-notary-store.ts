@@ -5,7 +5,7 @@
  */
 import { openSqlite } from '../../stores/sqlite/connection.js'
 import type { StoredRecord } from '../records.js'
-import { isDecision, recordOf, type AppendResult, type NotaryStore, type RecordRow } from '../store.js'
+import { isDecision, recordOf, type AppendResult, type DecisionRow, type NotaryStore, type RecordRow } from '../store.js'
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS notary_records (
@@ -39,6 +39,8 @@ export function openSqliteNotaryStore(path: string): NotaryStore {
   const insert = db.prepare(
     'INSERT INTO notary_records (effect, seq, attempt, kind, writer, at, body, prev, signature, hash) VALUES (@effect, @seq, @attempt, @kind, @writer, @at, @body, @prev, @signature, @hash)',
   )
+  const effects = db.prepare<[], { effect: string }>('SELECT effect FROM notary_records UNION SELECT effect FROM notary_decisions ORDER BY effect')
+  const decisions = db.prepare<[string], DecisionRow>('SELECT effect, attempt, decision, writer, seq FROM notary_decisions WHERE effect = ? ORDER BY attempt')
   const decide = db.prepare('INSERT INTO notary_decisions (effect, attempt, decision, writer, seq) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING')
   const append = db.transaction((r: StoredRecord): AppendResult => {
     const h = head.get(r.effect)
@@ -56,6 +58,12 @@ export function openSqliteNotaryStore(path: string): NotaryStore {
     async append(record) {
       // IMMEDIATE: the head read and the inserts hold the write lock together, across processes too.
       return append.immediate(record)
+    },
+    async effects() {
+      return effects.all().map((r) => r.effect)
+    },
+    async decisions(effect) {
+      return decisions.all(effect)
     },
     async close() {
       db.close()
