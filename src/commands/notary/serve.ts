@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
-import { ConfigError } from '../../core/errors.js'
+import { notarySection } from '../../core/notary/open.js'
 import { serveNotary } from '../../core/notary/serve.js'
 
 export interface NotaryServeResult {
@@ -23,13 +23,7 @@ Exit codes: 0 stopped by a signal; 3 no [notary] section or an invalid one.`
   }
 
   async run(): Promise<NotaryServeResult> {
-    const config = await this.interlockConfig()
-    if (!config.notary) {
-      throw new ConfigError(`${config.file ?? 'interlock.toml'} has no [notary] section`, [], {
-        hint: 'Add [notary] with listen, path (or url for PostgreSQL), and the trusted keys under [notary.agents] and [notary.services].',
-      })
-    }
-    const notary = await serveNotary(config.notary, { host: this.flags.host, port: this.flags.port })
+    const notary = await serveNotary(notarySection(await this.interlockConfig()), { host: this.flags.host, port: this.flags.port })
     this.logToStderr(`notary listening on ${notary.url}, log ${notary.path}`)
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve)
