@@ -3,9 +3,9 @@
  * (SQLite at path, PostgreSQL at url): a log written through the notary
  * verifies (exit 0, counts per kind); a record forged in the database, and
  * a performed and an abort of one attempt, each fail it with exit 5 naming
- * the effect and the record; no log file is exit 7, no [notary] exit 3.
+ * the effect and the record; no log file is exit 7 (an absent PostgreSQL schema 4), no [notary] exit 3.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -123,6 +123,16 @@ describe('interlock notary verify', () => {
     expect(bad.code).toBe(5)
     expect(bad.stderr).toContain(`effect ${retried} record 5 (performed, attempt 2): record 4 is missing (deleted)`)
     expect(bad.stderr).toContain('decision row (claim by payments, record 4) without its record')
+
+    // A schema the notary never installed: unreachable log (exit 4), and verify creates nothing there.
+    writeFileSync(join(cwd, 'interlock.toml'), `[notary]\nurl = "\${NOTARY_DATABASE_URL}"\nschema = "verify_e2e_absent"\n${keysToml}`)
+    const absent = await interlock(['notary', 'verify'], { cwd, env })
+    expect(absent.code, absent.stderr).toBe(4)
+    const check = new pg.Client({ connectionString: db.url })
+    await check.connect()
+    const { rowCount } = await check.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = 'verify_e2e_absent'")
+    await check.end()
+    expect(rowCount).toBe(0)
   })
 
   it('no log file at [notary] path exits 7 without creating one; no [notary] section exits 3', async () => {
@@ -131,6 +141,7 @@ describe('interlock notary verify', () => {
     const missing = await interlock(['notary', 'verify'], { cwd })
     expect(missing.code).toBe(7)
     expect(missing.stderr).toMatch(/the notary's log .*absent\.db does not exist/)
+    expect(existsSync(join(cwd, 'absent.db'))).toBe(false)
     writeFileSync(join(cwd, 'interlock.toml'), '[store]\npath = "journal.db"\n')
     const none = await interlock(['notary', 'verify'], { cwd })
     expect(none.code).toBe(3)

@@ -42,8 +42,8 @@ export interface NotaryVerifyReport {
   kinds: Record<NotaryKind, number>
   /** Records whose writer is trusted and whose signature verifies / does not. */
   signatures: { valid: number; invalid: number }
-  /** Attempts the agent intended and no service claimed or the agent aborted (not problems). */
-  unclaimed: { effect: string; attempt: number }[]
+  /** Attempts the agent intended that no service claimed, still INTENDED or since ABORTED (not problems). */
+  unclaimed: { effect: string; attempt: number; state: AttemptState }[]
   problems: NotaryVerifyProblem[]
   firstBad?: NotaryVerifyProblem
 }
@@ -138,7 +138,10 @@ export async function verifyNotaryStore(store: NotaryStore, trusted: TrustedKeys
     for (const r of chain) kinds[r.kind] += 1
     report.signatures.valid += check.signatures.valid
     report.signatures.invalid += check.signatures.invalid
-    for (const a of check.attempts) if (a.state === 'INTENDED') report.unclaimed.push({ effect, attempt: a.attempt })
+    for (const a of check.attempts) {
+      const kinds = new Set(a.records.map((r) => r.kind))
+      if (kinds.has('intend') && !kinds.has('claim')) report.unclaimed.push({ effect, attempt: a.attempt, state: a.state })
+    }
     report.problems.push(...check.problems)
   }
   report.ok = report.problems.length === 0
