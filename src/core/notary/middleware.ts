@@ -19,11 +19,15 @@ export function notaryMiddleware(opts: NotaryMiddlewareOptions): Middleware {
     const admission = gate.admit(req.headers)
     if (admission.kind === 'pass') return next()
     if (admission.kind === 'answer') return send(res, admission.answer)
-    void gate.claim(admission.effect, admission.attempt).then((outcome) => {
-      if (outcome.kind === 'answer') return send(res, outcome.answer)
-      hold(res, outcome.record)
-      next()
-    })
+    gate
+      .claim(admission.effect, admission.attempt)
+      .then((outcome) => {
+        if (outcome.kind === 'answer') return send(res, outcome.answer)
+        hold(res, outcome.record)
+        next()
+      })
+      // A handler that throws: a 500 goes out through the hold, which records nothing for it (outcome unknown).
+      .catch(() => send(res, { status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'handler-failed' }) }))
   }
 }
 
