@@ -2,8 +2,8 @@
  * The notary's service side in front of the demo's /plain route, driven by
  * plain requests: what a service answers for each state of an attempt
  * (docs/notary.md, "What the service must do"). One table, run against each
- * form a service adds: the node:http / Express middleware and the Fastify
- * plugin answer alike.
+ * form a service adds: the middleware under node:http and under Express, and
+ * the Fastify plugin, answer alike.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -16,6 +16,7 @@ import { notaryLog, type NotaryLog } from '../../src/core/notary/log.js'
 import { notaryMiddleware } from '../../src/core/notary/middleware.js'
 import { startNotaryServer, type NotaryServer } from '../../src/core/notary/server.js'
 import { openSqliteNotaryStore } from '../../src/core/notary/sqlite/sqlite-notary-store.js'
+import { startExpressService } from '../helpers/express-service.js'
 import { startFastifyService } from '../helpers/fastify-service.js'
 import { startHttpService } from '../helpers/http-service.js'
 
@@ -35,6 +36,7 @@ interface Service {
 type Options = Parameters<typeof notaryMiddleware>[0]
 const FORMS: { form: string; start: (opts: Options) => Promise<Service> }[] = [
   { form: 'node:http middleware', start: (opts) => startHttpService({ around: notaryMiddleware(opts) }) },
+  { form: 'Express middleware', start: (opts) => startExpressService({ notary: opts }) },
   { form: 'Fastify plugin', start: (opts) => startFastifyService({ notary: opts }) },
 ]
 
