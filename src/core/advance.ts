@@ -21,6 +21,7 @@ import { dispatchOnce } from './dispatch.js'
 import type { EffectSnapshot } from './effect.js'
 import { transition, transitions, targetOf, type GateContext, type Moved, type Step } from './gate-context.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
+import { dispatchedData } from './notary/dispatched-through.js'
 import { notBeforeOf } from './returned.js'
 
 /** Returns carried on within one pass, at most. */
@@ -75,9 +76,11 @@ export async function advance(ctx: GateContext, start: EffectSnapshot, opts: Adv
  * longer hold) durable in one commit.
  */
 export async function checkedCommit<T>(ctx: GateContext, snap: Pick<EffectSnapshot, 'effect'>, lead: Step[], commit: (steps: Step[]) => Promise<T>): Promise<T> {
-  const violations = await targetOf(ctx, snap.effect.target).validatePremises(snap.effect)
+  const target = targetOf(ctx, snap.effect.target)
+  const violations = await target.validatePremises(snap.effect)
   await crashPoint('after-premises', snap.effect.id)
-  return commit([...lead, violations.length > 0 ? { to: 'REJECTED', data: { violations } } : { to: 'DISPATCHED', data: {} }])
+  // DISPATCHED names the notary it goes through, so recovery knows it even if the config stops saying so.
+  return commit([...lead, violations.length > 0 ? { to: 'REJECTED', data: { violations } } : { to: 'DISPATCHED', data: dispatchedData(target) }])
 }
 
 /** A return this pass may carry on from: within the per-pass bound, and no longer a wait than the gate spends in place (spent here). */

@@ -19,6 +19,7 @@ import { crashPoint } from './crash-points.js'
 import type { EffectSnapshot, JsonObject, Receipt } from './effect.js'
 import { DispatchFault, type DispatchFaultKind } from './errors.js'
 import { transition, targetOf, type GateContext } from './gate-context.js'
+import { cannotAsk } from './notary/dispatched-through.js'
 import { outcomeOf, type SubmitOutcome } from './outcome.js'
 import { returnedData } from './returned.js'
 
@@ -51,7 +52,12 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
   const resent = snap.detail?.redispatch === true
   const dispatchedAt = resent ? undefined : Date.parse(snap.updatedAt)
 
+  // Sent through a notary the config no longer names, or journaled as askable by a target that no longer is (dispatched-through.ts).
+  const lost = cannotAsk(snap, target)
+  const ambiguousAsLost = () => done(settle(ctx, snap, 'AMBIGUOUS', { reason: lost!.reason, ...lost!.data }))
+
   for (let attempt = 1; attempt <= ctx.retry.maxAttempts; attempt++) {
+    if (mayHaveLanded && lost) return ambiguousAsLost()
     if (mayHaveLanded && tier === 2) {
       // Applying again without an answer could apply twice: a failed query means wait and ask again.
       let found: Receipt | null
@@ -111,6 +117,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
   }
 
   // A tier-2 effect whose last try failed in an unknown way gets one more look before we give up.
+  if (mayHaveLanded && lost) return ambiguousAsLost()
   if (mayHaveLanded && tier === 2) {
     const found = await target.query!(snap.effect).catch((err: unknown) => (unknowable(err) ? err : null))
     if (found instanceof DispatchFault) return done(settle(ctx, snap, 'AMBIGUOUS', { reason: found.message }))

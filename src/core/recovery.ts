@@ -34,6 +34,7 @@ import { advance } from './advance.js'
 import type { EffectSnapshot, Tier } from './effect.js'
 import { transition, type GateContext } from './gate-context.js'
 import type { State } from './lifecycle.js'
+import { cannotAsk } from './notary/dispatched-through.js'
 import { noReleaseYet, recordedQuorum, recoveredAuthorization, type RecordedQuorum, type ReleaseAuthority } from './outbox/recorded-quorum.js'
 import type { RuleSource } from './outbox/release-check.js'
 import { outcomeOf, type OutcomeStatus, type SubmitOutcome } from './outcome.js'
@@ -240,6 +241,11 @@ interface Planned {
 
 /** The table's answer for one effect; a HELD effect's needs its history (the scan's, else one read). */
 async function planOne(ctx: GateContext, snap: EffectSnapshot, authority: ReleaseAuthority | undefined, histories: Histories): Promise<Planned> {
+  if (snap.state === 'DISPATCHED') {
+    // Sent through a notary the config no longer names: marked AMBIGUOUS, not asked (notary/dispatched-through.ts).
+    const target = ctx.targets.get(snap.effect.target)
+    if (target && cannotAsk(snap, target)) return { plan: 'mark-ambiguous' }
+  }
   if (snap.state !== 'HELD' || !authority) return { plan: planFor(snap.state, snap.tier) }
   // Every release is journaled HELD → HELD with it, so an effect whose last record carries none has none: no read needed.
   if (snap.detail.release === undefined && typeof snap.detail.rule === 'string') return { plan: 'wait', quorum: noReleaseYet(snap.detail.rule, authority) }

@@ -11,6 +11,7 @@
 import type { HttpTargetConfig } from '../config/types.js'
 import type { KeyPair } from '../crypto/keys.js'
 import { ConfigError } from '../errors.js'
+import { JournalSecrets } from '../secrets/journal-secrets.js'
 import type { EffectTarget } from '../targets/target.js'
 import { notaryClient } from './client.js'
 import { notarized } from './notarized.js'
@@ -21,6 +22,8 @@ export interface NotaryTargetOptions {
   /** [notary.services] of the same file: the default for notary_services. */
   services?: Readonly<Record<string, string>>
   timeoutMs?: number
+  /** The `${VAR}` values the journal is scrubbed of (registry.ts): the notary's URL is journaled as scrubbed. */
+  secrets?: readonly string[]
 }
 
 /** What the notary needs to be reached and believed, or a ConfigError naming the missing key. */
@@ -44,5 +47,8 @@ export function notaryAgentSettings(name: string, config: HttpTargetConfig, opts
 
 export function notarizeFromConfig(name: string, config: HttpTargetConfig, inner: EffectTarget, opts: NotaryTargetOptions = {}): EffectTarget {
   const s = notaryAgentSettings(name, config, opts)
-  return notarized(inner, { notary: notaryClient({ url: s.url, writer: s.writer, key: s.key, timeoutMs: opts.timeoutMs }), services: s.services })
+  const client = notaryClient({ url: s.url, writer: s.writer, key: s.key, timeoutMs: opts.timeoutMs })
+  // Journaled as the redacting store will write it: a URL read from a ${VAR} is a secret of the file.
+  const journaledAs = new JournalSecrets(opts.secrets ?? []).scrub(client.url)
+  return notarized(inner, { notary: client, services: s.services, journaledAs })
 }

@@ -35,6 +35,12 @@ export interface NotarizedOptions {
   notary: NotaryClient
   /** Service names → public keys: the notary's answers about the service are believed only when they verify. */
   services: Readonly<Record<string, string>>
+  /**
+   * The notary's URL as the journal records it in each DISPATCHED record
+   * (dispatched-through.ts); default the client's URL. A URL read from a
+   * `${VAR}` is journaled scrubbed, and compared so.
+   */
+  journaledAs?: string
 }
 
 export function notarized(inner: EffectTarget, opts: NotarizedOptions): EffectTarget {
@@ -67,6 +73,7 @@ export function notarized(inner: EffectTarget, opts: NotarizedOptions): EffectTa
   const target: EffectTarget = {
     name: inner.name,
     tier: 2,
+    notary: opts.journaledAs ?? notary.url,
     validatePremises: (effect) => inner.validatePremises(effect),
     async apply(effect: Effect, ctx: ApplyContext): Promise<Receipt> {
       const view = await read(effect, 'not-sent')

@@ -49,7 +49,7 @@ export function createTarget(name: string, config: TargetConfig, given: TargetOp
       break
     case 'http':
       target = new HttpTarget(name, config, { ...opts.http, secrets: [...(opts.http?.secrets ?? []), ...(opts.secrets ?? [])] })
-      if (config.notary) target = notarizeFromConfig(name, config, target, opts.notary)
+      if (config.notary) target = notarizeFromConfig(name, config, target, { ...opts.notary, secrets: opts.secrets })
       break
     case 'postgres_row':
       // Synchronous on purpose: the table is checked at first use (postgres-row/readiness.ts), not here.

@@ -135,6 +135,13 @@ export interface EffectTarget {
   /** Tier 2: the receipt when the effect already happened, or null when it did not. */
   query?(effect: Effect): Promise<Receipt | null>
   /**
+   * The notary this target sends through (notarized.ts), as the journal
+   * records it: written into each DISPATCHED record, so that recovery knows
+   * the effect went through a notary even when the config no longer says so
+   * (notary/dispatched-through.ts). Absent for a target without a notary.
+   */
+  readonly notary?: string
+  /**
    * The effect that undoes a committed one (e.g. a revert commit, chat.delete),
    * submitted through the same gate and policy as a new, linked effect.
    * Absent when the effect cannot be undone; then `notCompensable` says why.
