@@ -112,14 +112,16 @@ describe('a target with notary = "<url>" in interlock.toml', () => {
     expect(svc.counts().plain[id]).toBe(1)
   })
 
-  it('the same file without the notary key cannot settle it: the effect stays unresolved, never COMMITTED (what the key changes)', async () => {
+  it('the same file without the notary key cannot settle it: AMBIGUOUS, naming the notary it went through, never COMMITTED (what the key changes)', async () => {
     const id = await inFlight('bare.db', 'config-bare')
     writeFileSync(join(dir, 'bare.toml'), tomlFor('bare.db'))
     const il = await openInterlock({ configPath: 'bare.toml', cwd: dir, env: {} })
     try {
       await il.gate.recover()
-      // The bare tier-3 target cannot be asked: DISPATCHED (the journal saw it sent as tier 2) or AMBIGUOUS.
-      expect(['DISPATCHED', 'AMBIGUOUS']).toContain((await il.store.get(id))!.state)
+      // The bare tier-3 target cannot be asked, and the notary the DISPATCHED record names is not asked without the config's trust.
+      const snap = (await il.store.get(id))!
+      expect(snap.state).toBe('AMBIGUOUS')
+      expect(String(snap.detail.reason)).toContain(`sent through the notary at ${notary.url}`)
     } finally {
       await il.close()
     }
