@@ -17,6 +17,7 @@ import { defaultConfig } from '../config/defaults.js'
 import { CONFIG_ENV_VAR, CONFIG_FILE_NAME, parseConfig } from '../config/load.js'
 import { expandEnv } from '../config/expand-env.js'
 import { normalizeGate, normalizeStore, normalizeTarget } from '../config/normalize.js'
+import { isNotaryRefusal, notaryTargetsHint } from '../config/notary-targets.js'
 import { normalizeOperators, normalizePolicy } from '../config/policy.js'
 import type { InterlockConfig, TargetConfig } from '../config/types.js'
 import { validateConfigDocument } from '../config/validate.js'
@@ -109,7 +110,7 @@ function problemRows(problems: string[]): CheckRow[] {
     const keyPath = /^([^\s:]+):/.exec(p)?.[1]
     // A malformed operator key is the keys family's finding, even when the schema is what caught it.
     if (keyPath && /^operators\.\d+\.public_key$/.test(keyPath)) return fail('keys.operators', 'operator public keys parse', p, FIX_OPERATOR_KEY)
-    return fail('config.schema', keyPath ? `${keyPath} is valid` : 'interlock.toml parses', p, FIX_SCHEMA)
+    return fail('config.schema', keyPath ? `${keyPath} is valid` : 'interlock.toml parses', p, isNotaryRefusal(p) ? notaryTargetsHint([p]) : FIX_SCHEMA)
   })
 }
 

@@ -19,6 +19,7 @@ import { defaultConfig } from './defaults.js'
 import { depthProblem } from './depth.js'
 import { expandEnv } from './expand-env.js'
 import { normalizeGate, normalizeNotary, normalizeReconcile, normalizeRelay, normalizeStore, normalizeTarget } from './normalize.js'
+import { isNotaryRefusal, notaryTargetsHint } from './notary-targets.js'
 import { markOrigin } from './origin.js'
 import { normalizeOperators, normalizePolicy } from './policy.js'
 import type { InterlockConfig, TargetConfig } from './types.js'
@@ -118,7 +119,9 @@ export function parseConfig(
 }
 
 function invalid(shown: string, file: string, problems: string[]): ConfigError {
-  return new ConfigError(`${shown} is invalid: ${plural(problems.length, 'problem')}`, problems, { hint: HINT_FIX, context: { file } })
+  // A notary on a target that cannot take it is no typo: the hint says which targets do, and why.
+  const hint = problems.some(isNotaryRefusal) ? `${notaryTargetsHint(problems)} ${HINT_FIX}` : HINT_FIX
+  return new ConfigError(`${shown} is invalid: ${plural(problems.length, 'problem')}`, problems, { hint, context: { file } })
 }
 
 /** undefined when the file does not exist and was not asked for. */

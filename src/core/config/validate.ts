@@ -6,6 +6,7 @@
 import { Ajv, type ErrorObject } from 'ajv'
 import { depthProblem } from './depth.js'
 import { tomlKeyPath } from './key-path.js'
+import { isNotaryKey, notaryRefusal } from './notary-targets.js'
 import { configSchema } from './schema.js'
 import { editDistance } from '../edit-distance.js'
 
@@ -77,8 +78,12 @@ function describe(error: ErrorObject): string[] {
     case 'if':
     case 'propertyNames':
       return []
-    case 'additionalProperties':
-      return [unknownKey(path, String(params.additionalProperty), allowedKeys(error))]
+    case 'additionalProperties': {
+      const key = String(params.additionalProperty)
+      // Not a typo: a key some targets take, on one that cannot (notary-targets.ts).
+      if (isNotaryKey(path, key)) return [at([...path, key], notaryRefusal((error.data as { type?: unknown } | null)?.type))]
+      return [unknownKey(path, key, allowedKeys(error))]
+    }
     case 'required': {
       const missing = String(params.missingProperty)
       return [at([...path, missing], requiredMessage(path, missing)), ...misspelt(path, missing, error)]
