@@ -31,6 +31,7 @@ import { openStore } from '../../src/core/stores/open.js'
 import { runTsChild } from '../helpers/child.js'
 import { assertCliBuilt, interlock } from '../helpers/cli.js'
 import { startHttpService, type HttpService } from '../helpers/http-service.js'
+import { relayReady, startRelayProc } from '../helpers/relay-procs.js'
 import type { NotaryChildPlan } from '../crash/notary-child.js'
 
 const agent = generateKeyPair('relay', 'agent-1')
@@ -221,5 +222,39 @@ describe('a journal written before DISPATCHED named its notary', () => {
       await il.close()
     }
     expect(applications(effect.id)).toBe(0)
+  })
+})
+
+describe('a notary URL read from a ${VAR}', () => {
+  it('is journaled scrubbed and compared scrubbed: a relay killed after the service performed is taken over and recovered through the notary, COMMITTED once, the URL nowhere in the journal', async () => {
+    const env = { NOTARY_URL: notary.url }
+    writeFileSync(join(dir, 'secret-url.toml'), withNotary('secret-url.db', '${NOTARY_URL}'))
+    const il = await openInterlock({ configPath: 'secret-url.toml', cwd: dir, env })
+    let id: string
+    try {
+      expect(il.targets.get('svc')!.notary).toBe('***')
+      id = (await il.outbox.submit({ thread: 'secret-url', target: 'svc', action: 'charge', args: { amount: '4.00' } })).effectId
+    } finally {
+      await il.close()
+    }
+    const args = ['--config', 'secret-url.toml', '--lease-ms', '1500', '--poll-ms', '100']
+    const first = startRelayProc('relay-a', args, dir, { ...env, [CRASH_ENV]: 'after-apply' })
+    expect((await first.exited).signal, first.stderr).toBe('SIGKILL')
+    const { snap, history } = await journaled('secret-url.db', id)
+    expect(snap!.state).toBe('DISPATCHED')
+    expect(history.find((r) => r.state === 'DISPATCHED')!.data.notary).toBe('***')
+    expect(JSON.stringify(history)).not.toContain(notary.url)
+    const second = startRelayProc('relay-b', args, dir, env)
+    try {
+      await relayReady(second)
+      const end = Date.now() + 30_000
+      while ((await journaled('secret-url.db', id)).snap!.state === 'DISPATCHED' && Date.now() < end) await new Promise((r) => setTimeout(r, 200))
+      expect((await journaled('secret-url.db', id)).snap!.state, second.stderr).toBe('COMMITTED')
+    } finally {
+      second.child.kill('SIGTERM')
+      await second.exited
+    }
+    expect(applications(id)).toBe(1)
+    expect(await attemptsAt(log, id)).toEqual(['PERFORMED'])
   })
 })
