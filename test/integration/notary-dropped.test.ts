@@ -177,6 +177,38 @@ describe('an effect sent through the notary, recovered with a config that no lon
   })
 })
 
+describe('interlock relay with the notary dropped from its config', () => {
+  it('a relay killed after the service performed: the next relay, whose config no longer names the notary, takes the lease over and marks it AMBIGUOUS naming the notary, sending nothing', async () => {
+    writeFileSync(join(dir, 'relay.toml'), withNotary('relay.db'))
+    const il = await openInterlock({ configPath: 'relay.toml', cwd: dir, env: {} })
+    let id: string
+    try {
+      id = (await il.outbox.submit({ thread: 'dropped-relay', target: 'svc', action: 'charge', args: { amount: '5.00' } })).effectId
+    } finally {
+      await il.close()
+    }
+    const args = (file: string) => ['--config', file, '--lease-ms', '1500', '--poll-ms', '100']
+    const first = startRelayProc('relay-a', args('relay.toml'), dir, { [CRASH_ENV]: 'after-apply' })
+    expect((await first.exited).signal, first.stderr).toBe('SIGKILL')
+    expect((await journaled('relay.db', id)).snap!.state).toBe('DISPATCHED')
+    writeFileSync(join(dir, 'relay-bare.toml'), tomlFor('relay.db'))
+    const second = startRelayProc('relay-b', args('relay-bare.toml'), dir)
+    try {
+      await relayReady(second)
+      const end = Date.now() + 30_000
+      while ((await journaled('relay.db', id)).snap!.state === 'DISPATCHED' && Date.now() < end) await new Promise((r) => setTimeout(r, 200))
+      const { snap } = await journaled('relay.db', id)
+      expect(snap!.state, second.stderr).toBe('AMBIGUOUS')
+      expect(String(snap!.detail.reason)).toContain(`sent through the notary at ${notary.url}`)
+    } finally {
+      second.child.kill('SIGTERM')
+      await second.exited
+    }
+    expect(applications(id)).toBe(1)
+    expect(await attemptsAt(log, id)).toEqual(['PERFORMED'])
+  })
+})
+
 describe('an effect sent through one notary, recovered with a config that names another', () => {
   it.each(POINTS)('killed %s: AMBIGUOUS naming both notaries; the new one is not asked (an abort there would let it be sent again)', async (point) => {
     const journal = `moved-${point}.db`
