@@ -1,12 +1,8 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
-import { passphraseFrom } from '../../cli/operator-key.js'
+import { signingKeyFlags, trustedSigningKey } from '../../cli/signing-key.js'
 import { systemClock } from '../../core/clock.js'
-import { loadPrivateKey } from '../../core/crypto/keys.js'
-import { ConfigError, UsageError } from '../../core/errors.js'
 import { anchorJournals, type AnchorResult } from '../../core/outbox/anchor.js'
-import { assertTrusted } from '../../core/outbox/operator-context.js'
-import { trustedRelayKeys } from '../../core/outbox/relay-keys.js'
 import { RulesPolicy } from '../../core/policy/rules.js'
 import { openStore } from '../../core/stores/open.js'
 
@@ -25,29 +21,13 @@ Exit codes: 0 written; 1 the file exists or cannot be written; 2 bad usage or pa
   ]
   static override flags = {
     out: Flags.string({ required: true, helpValue: '<file>', description: 'File to write (must not exist).' }),
-    key: Flags.string({ env: 'INTERLOCK_OPERATOR_KEY', helpValue: '<file>', description: 'Operator or relay key file to sign with, or set INTERLOCK_OPERATOR_KEY.' }),
-    'passphrase-env': Flags.string({ helpValue: '<VAR>', description: "Name of the environment variable holding the key file's passphrase, when it is encrypted." }),
-    'relay-key': Flags.string({
-      multiple: true,
-      helpValue: '<name>=<public key>',
-      description: "A relay's public key to trust for its signatures (repeatable), besides the [relay] key file's.",
-    }),
+    ...signingKeyFlags('with'),
     'cover-unsigned': Flags.boolean({ description: 'Anchor even though records a relay writes carry no signature after signed ones: the anchor vouches for them.' }),
   }
 
   async run(): Promise<AnchorResult> {
     const config = await this.interlockConfig()
-    if (!this.flags.key) {
-      throw new UsageError('no key to sign the anchor with', { hint: 'Pass --key <file> (your operator key, or the relay key) or set INTERLOCK_OPERATOR_KEY.' })
-    }
-    const key = loadPrivateKey(this.flags.key, { passphrase: passphraseFrom(this.flags['passphrase-env'], process.env) })
-    const relays = trustedRelayKeys(config.relay, this.flags['relay-key'] ?? [])
-    if (key.kind === 'operator') assertTrusted({ operators: config.operators, key })
-    else if (!relays.some((k) => k.publicKey === key.publicKey)) {
-      throw new ConfigError(`relay key ${key.name} is not a trusted relay key here, so verify would not trust an anchor it signs`, [], {
-        hint: `Point [relay] key at it, or pass --relay-key ${key.name}=${key.publicKey}.`,
-      })
-    }
+    const { key, relays } = trustedSigningKey(config, this.flags, 'anchor')
     const store = await openStore(config.store)
     try {
       const { result } = await anchorJournals(store, this.flags.out, key, {

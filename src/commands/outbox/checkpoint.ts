@@ -1,12 +1,8 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
-import { passphraseFrom } from '../../cli/operator-key.js'
+import { signingKeyFlags, trustedSigningKey } from '../../cli/signing-key.js'
 import { systemClock } from '../../core/clock.js'
-import { loadPrivateKey } from '../../core/crypto/keys.js'
-import { ConfigError, UsageError } from '../../core/errors.js'
 import { checkpointJournals, type CheckpointOutcome } from '../../core/outbox/checkpoint.js'
-import { assertTrusted } from '../../core/outbox/operator-context.js'
-import { trustedRelayKeys } from '../../core/outbox/relay-keys.js'
 import { RulesPolicy } from '../../core/policy/rules.js'
 import { openStore } from '../../core/stores/open.js'
 
@@ -26,13 +22,7 @@ Exit codes: 0 pinned, or nothing new to pin; 1 the --out file exists or cannot b
     '<%= config.bin %> <%= command.id %> --key alice.operator.key --out /var/lib/interlock/checkpoints/2026-06-30.json',
   ]
   static override flags = {
-    key: Flags.string({ env: 'INTERLOCK_OPERATOR_KEY', helpValue: '<file>', description: 'Operator or relay key file to sign the checkpoint with, or set INTERLOCK_OPERATOR_KEY.' }),
-    'passphrase-env': Flags.string({ helpValue: '<VAR>', description: "Name of the environment variable holding the key file's passphrase, when it is encrypted." }),
-    'relay-key': Flags.string({
-      multiple: true,
-      helpValue: '<name>=<public key>',
-      description: "A relay's public key to trust for its signatures (repeatable), besides the [relay] key file's.",
-    }),
+    ...signingKeyFlags('the checkpoint with'),
     out: Flags.string({ helpValue: '<file>', description: 'Also write the checkpoint to this file (must not exist), to keep outside the store.' }),
     'dry-run': Flags.boolean({ description: 'Verify and say what would be pinned; write nothing.' }),
   }
@@ -40,15 +30,7 @@ Exit codes: 0 pinned, or nothing new to pin; 1 the --out file exists or cannot b
   async run(): Promise<CheckpointOutcome> {
     const config = await this.interlockConfig()
     const f = this.flags
-    if (!f.key) throw new UsageError('no key to sign the checkpoint with', { hint: 'Pass --key <file> (an operator key, or the relay key) or set INTERLOCK_OPERATOR_KEY.' })
-    const key = loadPrivateKey(f.key, { passphrase: passphraseFrom(f['passphrase-env'], process.env) })
-    const relays = trustedRelayKeys(config.relay, f['relay-key'] ?? [])
-    if (key.kind === 'operator') assertTrusted({ operators: config.operators, key })
-    else if (!relays.some((k) => k.publicKey === key.publicKey)) {
-      throw new ConfigError(`relay key ${key.name} is not a trusted relay key here, so verify would not trust a checkpoint it signs`, [], {
-        hint: `Point [relay] key at it, or pass --relay-key ${key.name}=${key.publicKey}.`,
-      })
-    }
+    const { key, relays } = trustedSigningKey(config, f, 'checkpoint')
     const store = await openStore(config.store)
     let outcome: CheckpointOutcome
     try {

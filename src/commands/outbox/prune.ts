@@ -1,14 +1,11 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
 import { durationFlag } from '../../cli/duration.js'
-import { passphraseFrom } from '../../cli/operator-key.js'
+import { signingKeyFlags, trustedSigningKey } from '../../cli/signing-key.js'
 import { systemClock } from '../../core/clock.js'
-import { loadPrivateKey } from '../../core/crypto/keys.js'
-import { ConfigError, UsageError } from '../../core/errors.js'
+import { UsageError } from '../../core/errors.js'
 import { readAnchor } from '../../core/outbox/anchor-file.js'
-import { assertTrusted } from '../../core/outbox/operator-context.js'
 import { pruneJournals, type PruneOutcome } from '../../core/outbox/prune.js'
-import { trustedRelayKeys } from '../../core/outbox/relay-keys.js'
 import { RulesPolicy } from '../../core/policy/rules.js'
 import { openStore } from '../../core/stores/open.js'
 
@@ -30,13 +27,7 @@ Exit codes: 0 pruned, or nothing to prune; 1 the archive or checkpoint file exis
   static override flags = {
     'older-than': Flags.string({ required: true, helpValue: '<duration>', description: 'Prune effects settled at least this long ago (e.g. 90d, 2160h; 0s: every settled effect).' }),
     archive: Flags.string({ helpValue: '<file>', description: 'File to write the removed records to (must not exist). Required unless --dry-run.' }),
-    key: Flags.string({ env: 'INTERLOCK_OPERATOR_KEY', helpValue: '<file>', description: 'Operator or relay key file to sign the checkpoint with, or set INTERLOCK_OPERATOR_KEY.' }),
-    'passphrase-env': Flags.string({ helpValue: '<VAR>', description: "Name of the environment variable holding the key file's passphrase, when it is encrypted." }),
-    'relay-key': Flags.string({
-      multiple: true,
-      helpValue: '<name>=<public key>',
-      description: "A relay's public key to trust for its signatures (repeatable), besides the [relay] key file's.",
-    }),
+    ...signingKeyFlags('the checkpoint with'),
     anchor: Flags.string({ helpValue: '<anchor.json>', description: 'A signed anchor from `interlock outbox anchor`, checked as `outbox verify --anchor` does.' }),
     'dry-run': Flags.boolean({ description: 'Verify and say what would be pruned; write and delete nothing.' }),
   }
@@ -46,15 +37,7 @@ Exit codes: 0 pruned, or nothing to prune; 1 the archive or checkpoint file exis
     const f = this.flags
     const olderThanMs = durationFlag('older-than', f['older-than'], { zero: true })
     if (!f.archive && !f['dry-run']) throw new UsageError('no --archive to write the pruned records to', { hint: 'Pass --archive <file> (a new file), or --dry-run to see what would go.' })
-    if (!f.key) throw new UsageError('no key to sign the checkpoint with', { hint: 'Pass --key <file> (an operator key, or the relay key) or set INTERLOCK_OPERATOR_KEY.' })
-    const key = loadPrivateKey(f.key, { passphrase: passphraseFrom(f['passphrase-env'], process.env) })
-    const relays = trustedRelayKeys(config.relay, f['relay-key'] ?? [])
-    if (key.kind === 'operator') assertTrusted({ operators: config.operators, key })
-    else if (!relays.some((k) => k.publicKey === key.publicKey)) {
-      throw new ConfigError(`relay key ${key.name} is not a trusted relay key here, so verify would not trust a checkpoint it signs`, [], {
-        hint: `Point [relay] key at it, or pass --relay-key ${key.name}=${key.publicKey}.`,
-      })
-    }
+    const { key, relays } = trustedSigningKey(config, f, 'checkpoint')
     const anchor = f.anchor ? readAnchor(f.anchor, { operators: new Map(config.operators.map((o) => [o.name, o.publicKey])), relays }) : undefined
     const store = await openStore(config.store)
     let outcome: PruneOutcome
