@@ -1,7 +1,8 @@
 /**
  * One batch of appends in one round trip: the schema's append() function
  * (schemas/postgres/0001_baseline.sql, append(); a batch of one goes to append_step(),
- * append-step.ts) locks the effects and journal heads, checks compare-and-set
+ * append-step.ts, and a batch that is one chain of one effect to append_chain(),
+ * append-chain.ts) locks the effects and journal heads, checks compare-and-set
  * and fencing, chains and writes the records, and notifies, as one autocommit
  * statement. This side only computes what depends on the
  * requests alone (the canonical data text, the effect's JSON, the channel a
@@ -16,6 +17,7 @@
 import type pg from 'pg'
 import { requestTexts } from '../append-plan.js'
 import { GENESIS_HASH, type AppendRequest, type AppendResult } from '../store.js'
+import { appendChain, isOneChain } from './append-chain.js'
 import { appendStep } from './append-step.js'
 import { assertAnsweredInOrder, writtenRecord, type BatchAnswerRow } from './batch-answer.js'
 import { notifyChannels } from './notify.js'
@@ -41,6 +43,7 @@ export async function appendBatch(
   schema: string,
 ): Promise<AppendResult[]> {
   if (requests.length === 1) return [await appendStep(client, sql, requests[0]!, at, schema)]
+  if (isOneChain(requests)) return appendChain(client, sql, requests, at, schema)
   if (!requests.some((r) => r.chained)) return sendBatch(client, sql, requests, at, schema, false)
   try {
     return await sendBatch(client, sql, requests, at, schema, true)

@@ -62,6 +62,10 @@ export function statements(schema: string, access: PgAccess = 'full') {
     // (schemas/postgres/0001_baseline.sql, append_step()).
     appendStep: `SELECT ${s}.append_step($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::smallint,
                            $9::text, $10::text, $11::bigint, $12::text, $13, $14, $15) AS r`,
+    // One chain of one effect (Store.append: all or nothing), every state its own record, in one statement
+    // answered as one text value (schemas/postgres/0004_append_chain.sql, append_chain()).
+    appendChain: `SELECT ${s}.append_chain($1::text, $2::text, $3::text[], $4::text[], $5::text, $6::text, $7::text, $8::smallint,
+                           $9::text, $10::text, $11::bigint, $12::text[], $13, $14, $15) AS r`,
     // Agent access: new effects' PROPOSED records only, one batch per call (schemas/postgres/0001_baseline.sql).
     propose: `SELECT idx, ok, journal, seq, prev_hash, hash, at
       FROM ${s}.propose($1::text[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[])`,

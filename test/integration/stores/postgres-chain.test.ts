@@ -1,0 +1,164 @@
+/**
+ * The PostgreSQL store writes a chain (several states of one effect, all or
+ * nothing: Store.append) whole: every state its own record, and the effect's
+ * row once, at the chain's last state (schemas/postgres/0004_append_chain.sql).
+ * What each append writes is counted by row triggers on the tables, so any
+ * path the store takes is seen.
+ */
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Gate } from '../../../src/core/gate.js'
+import { install } from '../../../src/core/stores/migrate.js'
+import { quoteSchema } from '../../../src/core/stores/postgres/identifier.js'
+import { openPostgresStore } from '../../../src/core/stores/postgres/open.js'
+import { openStore } from '../../../src/core/stores/open.js'
+import { ChainVerifier } from '../../../src/core/stores/record-hash.js'
+import type { AppendRequest, Store } from '../../../src/core/stores/store.js'
+import type { EffectTarget } from '../../../src/core/targets/target.js'
+import { allRecords, drive, effect, move, ok, propose } from '../../contract/fixtures.js'
+import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
+
+let db: TestDatabase
+let admin: pg.Client
+beforeAll(async () => {
+  db = await createTestDatabase()
+  admin = new pg.Client({ connectionString: db.url })
+  await admin.connect()
+})
+afterAll(async () => {
+  await admin?.end()
+  await db?.drop()
+})
+
+let n = 0
+/** A schema of its own, with every row written to effects, journal_records and journals counted. */
+async function counted(): Promise<{ schema: string; config: { kind: 'postgres'; url: string; schema: string }; writes(): Promise<Record<string, number>>; reset(): Promise<void> }> {
+  const schema = `chain_${++n}`
+  const config = { kind: 'postgres' as const, url: db.url, schema }
+  await install(config)
+  const s = quoteSchema(schema)
+  await admin.query(`CREATE TABLE ${s}.row_writes (tbl text, op text)`)
+  await admin.query(`CREATE FUNCTION ${s}.count_write() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN INSERT INTO ${s}.row_writes VALUES (TG_TABLE_NAME, TG_OP); RETURN NULL; END $$`)
+  for (const t of ['effects', 'journal_records', 'journals']) {
+    await admin.query(`CREATE TRIGGER count_write AFTER INSERT OR UPDATE OR DELETE ON ${s}.${t} FOR EACH ROW EXECUTE FUNCTION ${s}.count_write()`)
+  }
+  return {
+    schema,
+    config,
+    writes: async () => {
+      const { rows } = await admin.query<{ k: string; n: number }>(`SELECT tbl || ' ' || op AS k, count(*)::int AS n FROM ${s}.row_writes GROUP BY 1`)
+      return Object.fromEntries(rows.map((r) => [r.k, r.n]))
+    },
+    reset: async () => void (await admin.query(`TRUNCATE ${s}.row_writes`)),
+  }
+}
+
+const proposeChain = (e: ReturnType<typeof effect>): AppendRequest[] => [
+  propose(e, 1),
+  { ...move(e, 'PROPOSED', 'AUTHORIZED'), chained: true },
+  { ...move(e, 'AUTHORIZED', 'DISPATCHED'), chained: true },
+]
+
+async function verifies(store: Store): Promise<void> {
+  const v = new ChainVerifier()
+  for (const r of await allRecords(store)) v.check(r)
+}
+
+describe('PostgreSQL: a chain of one effect is written whole', () => {
+  it("a proposal with AUTHORIZED and DISPATCHED: three records, the effect's row inserted once at DISPATCHED, the head written once", async () => {
+    const c = await counted()
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    await drive(store, effect('t1', 0), 'PROPOSED')
+    await c.reset()
+    const e = effect('t1', 1)
+    const [p, a, d] = (await store.append(proposeChain(e))).map(ok)
+    expect([p!.seq, a!.seq, d!.seq]).toEqual([2, 3, 4])
+    expect(await c.writes()).toEqual({ 'journal_records INSERT': 3, 'effects INSERT': 1, 'journals UPDATE': 1 })
+    expect(await store.get(e.id)).toMatchObject({ state: 'DISPATCHED', seq: 4, tier: 1, createdAt: p!.at, updatedAt: d!.at })
+    expect(await store.history(e.id)).toEqual([p, a, d])
+    await verifies(store)
+    await store.close()
+  })
+
+  it("a chain of moves (AUTHORIZED, then DISPATCHED): the effect's row updated once", async () => {
+    const c = await counted()
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    const e = effect('t1', 1)
+    await drive(store, e, 'PROPOSED')
+    await c.reset()
+    const results = await store.append([move(e, 'PROPOSED', 'AUTHORIZED'), { ...move(e, 'AUTHORIZED', 'DISPATCHED', { x: 'é' }), chained: true }])
+    expect(results.map((r) => r.ok && r.record.seq)).toEqual([2, 3])
+    expect(await c.writes()).toEqual({ 'journal_records INSERT': 2, 'effects UPDATE': 1, 'journals UPDATE': 1 })
+    expect(await store.get(e.id)).toMatchObject({ state: 'DISPATCHED', seq: 3, detail: { x: 'é' } })
+    await verifies(store)
+    await store.close()
+  })
+
+  it('a chain that loses writes nothing, and every request of it is answered with the effect as it stands', async () => {
+    const c = await counted()
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    const e = effect('t1', 1)
+    await drive(store, e, 'AUTHORIZED', 1)
+    await c.reset()
+    const current = await store.get(e.id)
+    expect(await store.append(proposeChain(e))).toEqual([0, 1, 2].map(() => ({ ok: false, current })))
+    const stale = await store.append([move(e, 'PROPOSED', 'AUTHORIZED'), { ...move(e, 'AUTHORIZED', 'DISPATCHED'), chained: true }])
+    expect(stale).toEqual([0, 1].map(() => ({ ok: false, current })))
+    expect(await c.writes()).toEqual({})
+    await store.close()
+  })
+
+  it('a chain under a lease the effect no longer holds is fenced off whole', async () => {
+    const c = await counted()
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    const e = effect('t1', 1)
+    await drive(store, e, 'PROPOSED')
+    const [claimed] = await store.claim({ relay: 'r1', limit: 1, leaseMs: 60_000 })
+    const lease = claimed!.lease
+    await c.reset()
+    const stale = { relay: 'r1', token: lease.token + 1000 }
+    const chain = (l: typeof lease): AppendRequest[] => [
+      { ...move(e, 'PROPOSED', 'AUTHORIZED'), lease: l },
+      { ...move(e, 'AUTHORIZED', 'DISPATCHED'), chained: true, lease: l },
+    ]
+    expect((await store.append(chain(stale))).map((r) => r.ok)).toEqual([false, false])
+    expect(await c.writes()).toEqual({})
+    expect((await store.append(chain(lease))).map((r) => r.ok)).toEqual([true, true])
+    expect((await store.get(e.id))?.state).toBe('DISPATCHED')
+    await store.close()
+  })
+
+  it('the function refuses states and data of different lengths, writing nothing', async () => {
+    const c = await counted()
+    const s = quoteSchema(c.schema)
+    const e = effect('t1', 1)
+    const err = await admin
+      .query(`SELECT ${s}.append_chain($1, NULL, ARRAY['PROPOSED','AUTHORIZED'], ARRAY['{}'], 't1', 'svc', 'do', 1::smallint, '{}', NULL, NULL, NULL, 'x', $2, $3)`, [
+        e.id,
+        '0'.repeat(64),
+        c.schema,
+      ])
+      .catch((x: { code?: string }) => x)
+    expect((err as { code?: string }).code).toBe('22023')
+    expect(await c.writes()).toEqual({})
+  })
+})
+
+describe("PostgreSQL: the gate's effect writes its row once per commit", () => {
+  const noop: EffectTarget = { name: 'noop', tier: 1, validatePremises: async () => [], apply: async (e) => ({ ok: e.id }) }
+
+  it('an effect no rule holds: four records, the effect inserted at DISPATCHED and updated at COMMITTED, the head moved twice', async () => {
+    const c = await counted()
+    const store = await openStore(c.config)
+    const gate = new Gate({ store, targets: [noop] })
+    await gate.submit({ thread: 'g', target: 'noop', action: 'noop', args: { i: 0 } })
+    await c.reset()
+    const out = await gate.submit({ thread: 'g', target: 'noop', action: 'noop', args: { i: 1 } })
+    expect(out.status).toBe('committed')
+    expect(await c.writes()).toEqual({ 'journal_records INSERT': 4, 'effects INSERT': 1, 'effects UPDATE': 1, 'journals UPDATE': 2 })
+    await verifies(store)
+    await gate.close()
+    await store.close()
+  })
+})
