@@ -145,6 +145,64 @@ describe('PostgreSQL: a chain of one effect is written whole', () => {
   })
 })
 
+describe('PostgreSQL: a move locks its effect before its journal', () => {
+  // append() locks effects, then heads: a move that took the head first could deadlock with it.
+  it.each([
+    ['one step', (e: ReturnType<typeof effect>): AppendRequest[] => [move(e, 'PROPOSED', 'AUTHORIZED')]],
+    ['a chain', (e: ReturnType<typeof effect>): AppendRequest[] => [move(e, 'PROPOSED', 'AUTHORIZED'), { ...move(e, 'AUTHORIZED', 'DISPATCHED'), chained: true }]],
+  ])('%s waiting for its effect holds nothing of the journal: other effects of it go on meanwhile', async (_, requests) => {
+    const c = await counted()
+    const s = quoteSchema(c.schema)
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    const [e, f] = [effect('t1', 1), effect('t1', 2)]
+    await drive(store, e, 'PROPOSED')
+    await drive(store, f, 'PROPOSED')
+    const holder = new pg.Client({ connectionString: db.url })
+    const other = new pg.Client({ connectionString: db.url })
+    await holder.connect()
+    await other.connect()
+    let waiting: Promise<unknown> | undefined
+    try {
+      await holder.query('BEGIN')
+      await holder.query(`SELECT 1 FROM ${s}.effects WHERE id = $1 FOR UPDATE`, [e.id])
+      waiting = store.append(requests(e))
+      let waits = 0
+      for (let i = 0; i < 200 && waits === 0; i++) {
+        await new Promise((r) => setTimeout(r, 25))
+        waits = (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%append_%'`)).rows[0].n
+      }
+      expect(waits).toBe(1)
+      // The journal's head is free: another effect of the journal moves while the first waits.
+      await other.query('BEGIN')
+      expect((await other.query(`SELECT head_seq FROM ${s}.journals WHERE journal = 't1' FOR UPDATE NOWAIT`)).rows).toHaveLength(1)
+      await other.query('ROLLBACK')
+      expect((await store.append([move(f, 'PROPOSED', 'AUTHORIZED')]))[0]!.ok).toBe(true)
+    } finally {
+      await other.end()
+      await holder.query('ROLLBACK')
+      await holder.end()
+    }
+    expect(((await waiting) as { ok: boolean }[]).every((r) => r.ok)).toBe(true)
+    await verifies(store)
+    await store.close()
+  })
+
+  it.each([
+    ['one step', (e: ReturnType<typeof effect>): AppendRequest[] => [move(e, 'PROPOSED', 'AUTHORIZED')]],
+    ['a chain', (e: ReturnType<typeof effect>): AppendRequest[] => [move(e, 'PROPOSED', 'AUTHORIZED'), { ...move(e, 'AUTHORIZED', 'DISPATCHED'), chained: true }]],
+  ])("%s of an effect whose journal lost its head row by hand is refused, naming it; nothing is written", async (_, requests) => {
+    const c = await counted()
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    const e = effect('t1', 1)
+    await drive(store, e, 'PROPOSED')
+    await admin.query(`DELETE FROM ${quoteSchema(c.schema)}.journals WHERE journal = 't1'`)
+    await c.reset()
+    await expect(store.append(requests(e))).rejects.toThrow(`effect ${e.id}'s journal has no head row`)
+    expect(await c.writes()).toEqual({})
+    await store.close()
+  })
+})
+
 describe("PostgreSQL: the gate's effect writes its row once per commit", () => {
   const noop: EffectTarget = { name: 'noop', tier: 1, validatePremises: async () => [], apply: async (e) => ({ ok: e.id }) }
 
