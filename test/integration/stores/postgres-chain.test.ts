@@ -8,12 +8,15 @@
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Gate } from '../../../src/core/gate.js'
+import { canonicalJson } from '../../../src/core/canonical-json.js'
+import { effectJson } from '../../../src/core/effect.js'
 import { install } from '../../../src/core/stores/migrate.js'
+import { loadMigrations } from '../../../src/core/stores/migrations.js'
 import { quoteSchema } from '../../../src/core/stores/postgres/identifier.js'
 import { openPostgresStore } from '../../../src/core/stores/postgres/open.js'
 import { openStore } from '../../../src/core/stores/open.js'
 import { ChainVerifier } from '../../../src/core/stores/record-hash.js'
-import type { AppendRequest, Store } from '../../../src/core/stores/store.js'
+import { GENESIS_HASH, type AppendRequest, type Store } from '../../../src/core/stores/store.js'
 import type { EffectTarget } from '../../../src/core/targets/target.js'
 import { allRecords, drive, effect, move, ok, propose } from '../../contract/fixtures.js'
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
@@ -217,6 +220,40 @@ describe("PostgreSQL: the gate's effect writes its row once per commit", () => {
     expect(await c.writes()).toEqual({ 'journal_records INSERT': 4, 'effects INSERT': 1, 'effects UPDATE': 1, 'journals UPDATE': 2 })
     await verifies(store)
     await gate.close()
+    await store.close()
+  })
+})
+
+describe('PostgreSQL: upgrading to 0004 under effects in flight', () => {
+  it('effects journaled by the schema before it move on through the new functions; the journals verify', async () => {
+    const schema = `chain_upgrade_${++n}`
+    const config = { kind: 'postgres' as const, url: db.url, schema }
+    await install(config, { migrations: loadMigrations('postgres').filter((m) => m.version < 4) })
+    const s = quoteSchema(schema)
+    const at = new Date().toISOString()
+    // What the release before wrote: proposals and steps through its append_step().
+    const step = (id: string, from: string | null, to: string, data: string, e?: ReturnType<typeof effect>) =>
+      admin.query<{ r: string | null }>(`SELECT ${s}.append_step($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL, NULL, $10, $11, $12) AS r`, [
+        id, from, to, data, e?.thread ?? null, e?.target ?? null, e?.action ?? null, e ? 1 : null, e ? canonicalJson(effectJson(e)) : null, at, GENESIS_HASH, schema,
+      ])
+    const [e1, e2, e3] = [effect('t1', 1), effect('t1', 2), effect('t2', 3)]
+    for (const e of [e1, e2, e3]) await step(e.id, null, 'PROPOSED', `{"effect":${canonicalJson(effectJson(e))},"tier":1}`, e)
+    await step(e2.id, 'PROPOSED', 'AUTHORIZED', '{}')
+    await step(e3.id, 'PROPOSED', 'AUTHORIZED', '{}')
+    await step(e3.id, 'AUTHORIZED', 'DISPATCHED', '{}')
+
+    const report = await install(config)
+    expect(report.applied.map((m) => m.name)).toEqual(['append_chain'])
+    const store = await openPostgresStore(config, { autoInstall: false })
+    const chained = await store.append([move(e1, 'PROPOSED', 'AUTHORIZED'), { ...move(e1, 'AUTHORIZED', 'DISPATCHED'), chained: true }])
+    expect(chained.map((r) => r.ok && r.record.seq)).toEqual([4, 5])
+    expect((await store.append([move(e2, 'AUTHORIZED', 'DISPATCHED')]))[0]).toMatchObject({ ok: true, record: { seq: 6 } })
+    expect((await store.append([move(e3, 'DISPATCHED', 'COMMITTED', { receipt: { ok: true } })]))[0]).toMatchObject({ ok: true, record: { journal: 't2', seq: 4 } })
+    const e4 = effect('t2', 4)
+    expect((await store.append(proposeChain(e4))).map((r) => r.ok && r.record.seq)).toEqual([5, 6, 7])
+    expect((await store.get(e3.id))?.state).toBe('COMMITTED')
+    expect((await store.get(e4.id))?.state).toBe('DISPATCHED')
+    await verifies(store)
     await store.close()
   })
 })
