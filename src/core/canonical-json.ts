@@ -30,7 +30,52 @@ export type JsonObject = { [key: string]: JsonValue }
 
 /** The exact canonical text: strings as given. */
 export function canonicalJson(value: unknown): string {
-  return write(value, '$', exact)
+  // Every record's data, every effect and every receipt passes here, several times per effect: the common
+  // case (plain JSON) is written without the paths only an error needs; anything else goes the careful way,
+  // which writes the same text or refuses naming where.
+  try {
+    return fast(value)
+  } catch (e) {
+    if (e !== NOT_PLAIN) throw e
+    return write(value, '$', exact)
+  }
+}
+
+const NOT_PLAIN = Symbol('not plain JSON')
+
+/** canonicalJson's text of plain JSON (exact form: keys as given are distinct); NOT_PLAIN for anything else. */
+function fast(value: unknown): string {
+  if (value === null) return 'null'
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value)
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'number':
+      if (!Number.isFinite(value)) throw NOT_PLAIN
+      return Object.is(value, -0) ? '0' : JSON.stringify(value)
+    case 'object': {
+      if (Array.isArray(value)) {
+        let out = '['
+        for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + fast(value[i])
+        return `${out}]`
+      }
+      const proto = Object.getPrototypeOf(value)
+      if (proto !== Object.prototype && proto !== null) throw NOT_PLAIN
+      const object = value as Record<string, unknown>
+      // The default sort compares UTF-16 code units, as RFC 8785 §3.2.3 orders keys.
+      const keys = Object.keys(object).sort()
+      let out = '{'
+      for (const k of keys) {
+        const v = object[k]
+        if (v === undefined) continue
+        out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${fast(v)}`
+      }
+      return `${out}}`
+    }
+    default:
+      throw NOT_PLAIN
+  }
 }
 
 /** The canonical text of an identity: every string and key in NFC, keys that collide under NFC refused. */

@@ -59,6 +59,22 @@ describe('canonicalJson', () => {
     expect(() => identityJson({ a: { 'e\u0301': 1, '\u00e9': 2 } })).toThrow(/\$\.a: keys .* collide after Unicode normalization/)
   })
 
+  it('writes text in NFC as identityJson does: the plain-JSON path and the careful one agree', () => {
+    // identityJson always takes the careful path; on text that NFC leaves alone the two must give the same bytes.
+    fc.assert(
+      fc.property(fc.jsonValue({ depthSize: 'medium' }), fc.nat(), (v, seed) => {
+        const nfcStable = (x: unknown): boolean =>
+          typeof x === 'string' ? x.normalize('NFC') === x : Array.isArray(x) ? x.every(nfcStable) : x !== null && typeof x === 'object' ? Object.entries(x).every(([k, y]) => nfcStable(k) && nfcStable(y)) : true
+        fc.pre(nfcStable(v))
+        expect(canonicalJson(shuffleKeys(v, seed))).toBe(identityJson(v))
+      }),
+    )
+    expect(canonicalJson({ b: [1, { d: undefined, c: -0 }], a: 'x', e: Object.assign(Object.create(null), { z: true, y: null }) })).toBe(
+      '{"a":"x","b":[1,{"c":0}],"e":{"y":null,"z":true}}',
+    )
+    expect(() => canonicalJson({ a: [undefined] })).toThrow(/\$\.a\[0\]: a undefined is not JSON/)
+  })
+
   it('writes one form per number', () => {
     fc.assert(
       fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (n) => {
