@@ -80,8 +80,19 @@ function fast(value: unknown): string {
 
 /** The canonical text of an identity: every string and key in NFC, keys that collide under NFC refused. */
 export function identityJson(value: unknown): string {
-  return write(value, '$', nfc)
+  // Text of ASCII alone (a lone surrogate is written as an ASCII escape) is its own NFC, and keys NFC leaves
+  // alone cannot collide: the exact text is the identity text, without normalising every string (every
+  // effect's id is made here).
+  let text: string | undefined
+  try {
+    text = fast(value)
+  } catch (e) {
+    if (e !== NOT_PLAIN) throw e
+  }
+  return text !== undefined && ASCII.test(text) ? text : write(value, '$', nfc)
 }
+
+const ASCII = /^[\x00-\x7f]*$/
 
 type Form = (s: string) => string
 const exact: Form = (s) => s

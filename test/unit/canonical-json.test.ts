@@ -60,19 +60,25 @@ describe('canonicalJson', () => {
   })
 
   it('writes text in NFC as identityJson does: the plain-JSON path and the careful one agree', () => {
-    // identityJson always takes the careful path; on text that NFC leaves alone the two must give the same bytes.
-    fc.assert(
-      fc.property(fc.jsonValue({ depthSize: 'medium' }), fc.nat(), (v, seed) => {
-        const nfcStable = (x: unknown): boolean =>
-          typeof x === 'string' ? x.normalize('NFC') === x : Array.isArray(x) ? x.every(nfcStable) : x !== null && typeof x === 'object' ? Object.entries(x).every(([k, y]) => nfcStable(k) && nfcStable(y)) : true
-        fc.pre(nfcStable(v))
-        expect(canonicalJson(shuffleKeys(v, seed))).toBe(identityJson(v))
-      }),
-    )
+    // identityJson takes the careful path for any text beyond ASCII; on text NFC leaves alone the two give the same bytes.
+    for (const stringUnit of ['grapheme', 'binary', 'grapheme-ascii'] as const) {
+      fc.assert(
+        fc.property(fc.jsonValue({ depthSize: 'medium', stringUnit }), fc.nat(), (v, seed) => {
+          const nfcStable = (x: unknown): boolean =>
+            typeof x === 'string' ? x.normalize('NFC') === x : Array.isArray(x) ? x.every(nfcStable) : x !== null && typeof x === 'object' ? Object.entries(x).every(([k, y]) => nfcStable(k) && nfcStable(y)) : true
+          fc.pre(nfcStable(v))
+          expect(canonicalJson(shuffleKeys(v, seed))).toBe(identityJson(v))
+        }),
+      )
+    }
     expect(canonicalJson({ b: [1, { d: undefined, c: -0 }], a: 'x', e: Object.assign(Object.create(null), { z: true, y: null }) })).toBe(
       '{"a":"x","b":[1,{"c":0}],"e":{"y":null,"z":true}}',
     )
     expect(() => canonicalJson({ a: [undefined] })).toThrow(/\$\.a\[0\]: a undefined is not JSON/)
+    // A lone surrogate is written as an ASCII escape, and NFC leaves it alone.
+    expect(identityJson({ k: 'a\ud800b' })).toBe('{"k":"a\\ud800b"}')
+    expect(identityJson({ 'e\u0301': 1 })).toBe('{"\u00e9":1}')
+    expect(() => identityJson({ a: [1, Number.POSITIVE_INFINITY] })).toThrow(/\$\.a\[1\]/)
   })
 
   it('writes one form per number', () => {
