@@ -280,7 +280,7 @@ describe('the agent role', () => {
     const lease = leaseStatements(SCHEMA)
     const id = refund('agent-thread', '1.00').id
     expect(objects.tables).toEqual(expect.arrayContaining(['effects', 'journal_records', 'journals', 'relays', 'schema_migrations']))
-    expect(objects.functions.map((f) => f.name)).toEqual(expect.arrayContaining(['append', 'append_chain', 'append_each', 'append_step', 'claim', 'propose']))
+    expect(objects.functions.map((f) => f.name)).toEqual(expect.arrayContaining(['append', 'append_chain', 'append_chains', 'append_each', 'append_step', 'claim', 'propose']))
     const slipped = await notRefused(agent, [
       ...writes,
       // Reading any table: only the two views of its own effects (and the schema version) are its to read.

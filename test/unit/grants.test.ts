@@ -33,7 +33,7 @@ describe('grantsSql', () => {
       'GRANT UPDATE (state, last_seq, detail, updated_at, lease_relay, lease_token, lease_expires) ON "ops".effects TO "relay";',
       'GRANT INSERT, UPDATE (info, last_seen), DELETE ON "ops".relays TO "relay";',
       'GRANT USAGE ON SEQUENCE "ops".lease_tokens TO "relay";',
-      'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_chain, "ops".append_each, "ops".append_step, "ops".claim TO "relay";',
+      'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_chain, "ops".append_chains, "ops".append_each, "ops".append_step, "ops".claim TO "relay";',
       'GRANT INSERT ON "ops".checkpoints TO "relay";',
     ])
   })
@@ -46,7 +46,7 @@ describe('grantsSql', () => {
       'GRANT INSERT ON "ops".journal_records TO "ops_team";',
       'GRANT INSERT (journal, head_seq, head_hash), UPDATE (head_seq, head_hash) ON "ops".journals TO "ops_team";',
       'GRANT INSERT (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at), UPDATE (state, last_seq, detail, updated_at) ON "ops".effects TO "ops_team";',
-      'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_chain, "ops".append_each, "ops".append_step TO "ops_team";',
+      'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_chain, "ops".append_chains, "ops".append_each, "ops".append_step TO "ops_team";',
       'GRANT INSERT ON "ops".checkpoints TO "ops_team";',
     ])
     expect(operator.join('\n')).not.toMatch(/lease|claim|proposed_by|started_by|propose\b/)

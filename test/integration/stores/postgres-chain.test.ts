@@ -148,6 +148,73 @@ describe('PostgreSQL: a chain of one effect is written whole', () => {
   })
 })
 
+describe('PostgreSQL: a batch holding chains (group commit) writes each chain whole, and each effect once', () => {
+  it("several callers' chains and single requests in one call: every state its own record, each effect's row written once", async () => {
+    const c = await counted()
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    const [x, y, z, w] = [effect('t1', 1), effect('t1', 2), effect('t2', 3), effect('t2', 4)]
+    await drive(store, z, 'PROPOSED')
+    await drive(store, w, 'AUTHORIZED')
+    await c.reset()
+    const results = await store.append([
+      ...proposeChain(x),
+      ...proposeChain(y),
+      move(z, 'PROPOSED', 'AUTHORIZED'),
+      { ...move(z, 'AUTHORIZED', 'REJECTED', { violations: ['moved'] }), chained: true },
+      move(w, 'AUTHORIZED', 'DISPATCHED'),
+    ])
+    expect(results.map((r) => r.ok && [r.record.journal, r.record.seq])).toEqual([
+      ['t1', 1], ['t1', 2], ['t1', 3], ['t1', 4], ['t1', 5], ['t1', 6], ['t2', 4], ['t2', 5], ['t2', 6],
+    ])
+    expect(await c.writes()).toEqual({ 'journal_records INSERT': 9, 'effects INSERT': 2, 'effects UPDATE': 2, 'journals INSERT': 1, 'journals UPDATE': 2 })
+    expect((await store.get(x.id))?.state).toBe('DISPATCHED')
+    expect(await store.get(z.id)).toMatchObject({ state: 'REJECTED', seq: 5, detail: { violations: ['moved'] } })
+    expect((await store.get(w.id))?.state).toBe('DISPATCHED')
+    await verifies(store)
+    await store.close()
+  })
+
+  it('a request after a chain of the same effect sees where the chain left it; a proposal then a move of it, unchained, both go', async () => {
+    const c = await counted()
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    const [e, f] = [effect('t1', 1), effect('t1', 2)]
+    const results = await store.append([
+      ...proposeChain(e),
+      // A racer that believed AUTHORIZED: the chain made it DISPATCHED first.
+      move(e, 'AUTHORIZED', 'REJECTED', { violations: ['late'] }),
+      propose(f, 1),
+      move(f, 'PROPOSED', 'AUTHORIZED'),
+    ])
+    expect(results.map((r) => r.ok)).toEqual([true, true, true, false, true, true])
+    expect(results[3]).toMatchObject({ ok: false, current: { state: 'DISPATCHED', seq: 3 } })
+    expect(await store.get(f.id)).toMatchObject({ state: 'AUTHORIZED', seq: 5, tier: 1 })
+    await verifies(store)
+    await store.close()
+  })
+
+  it('a chain whose later request is fenced off loses whole; the chains beside it are written', async () => {
+    const c = await counted()
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    const [e, f] = [effect('t1', 1), effect('t1', 2)]
+    await drive(store, e, 'PROPOSED')
+    await drive(store, f, 'PROPOSED')
+    const claimed = await store.claim({ relay: 'r1', limit: 2, leaseMs: 60_000 })
+    const lease = (id: string) => claimed.find((x) => x.snapshot.effect.id === id)!.lease
+    await c.reset()
+    const results = await store.append([
+      { ...move(e, 'PROPOSED', 'AUTHORIZED'), lease: lease(e.id) },
+      { ...move(e, 'AUTHORIZED', 'DISPATCHED'), chained: true, lease: { relay: 'r1', token: lease(e.id).token + 1000 } },
+      { ...move(f, 'PROPOSED', 'AUTHORIZED'), lease: lease(f.id) },
+      { ...move(f, 'AUTHORIZED', 'DISPATCHED'), chained: true, lease: lease(f.id) },
+    ])
+    expect(results.map((r) => r.ok)).toEqual([false, false, true, true])
+    expect(results[0]).toMatchObject({ ok: false, current: { state: 'PROPOSED', seq: 1 } })
+    expect(await c.writes()).toEqual({ 'journal_records INSERT': 2, 'effects UPDATE': 1, 'journals UPDATE': 1 })
+    await verifies(store)
+    await store.close()
+  })
+})
+
 describe('PostgreSQL: a move locks its effect before its journal', () => {
   // append() locks effects, then heads: a move that took the head first could deadlock with it.
   it.each([

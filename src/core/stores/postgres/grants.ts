@@ -45,7 +45,7 @@ const LEASE_COLUMNS = ['lease_relay', 'lease_token', 'lease_expires']
 const EFFECT_INSERT_COLUMNS = ['id', 'journal', 'thread', 'target', 'action', 'tier', 'effect', 'state', 'last_seq', 'detail', 'created_at', 'updated_at']
 const HEAD_COLUMNS = ['head_seq', 'head_hash']
 const READABLE = ['schema_migrations', 'effects', 'journal_records', 'journals', 'relays', 'checkpoints', 'journal_bases']
-const APPEND_FUNCTIONS = ['append', 'append_chain', 'append_each', 'append_step']
+const APPEND_FUNCTIONS = ['append', 'append_chain', 'append_chains', 'append_each', 'append_step']
 const AGENT_READS = ['schema_migrations', 'own_effects', 'own_records']
 
 const WHAT: Record<GrantRole, string> = {

@@ -25,9 +25,6 @@ const RECORD_COLUMNS = 'journal, seq, effect_id, state, at, data, prev_hash, has
 
 export type PgStatements = ReturnType<typeof statements>
 
-/** The text appendChained's guard fails with, followed by the request's place in the batch (from 1). */
-export const CHAIN_BROKEN = 'interlock-chain-broken'
-
 /**
  * How a store's database role may use the schema: "full" (relays, operators,
  * read-only tools: tables, as their grants allow) or "agent" (propose() and
@@ -48,16 +45,11 @@ export function statements(schema: string, access: PgAccess = 'full') {
     append: `SELECT idx, ok, journal, seq, prev_hash, hash, effect, tier, state, last_seq, detail, created_at, updated_at
       FROM ${s}.append($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::smallint[],
                        $9::text[], $10::text[], $11::bigint[], $12::text[], $13, $14, $15)`,
-    // A batch with chained requests (Store.append: a chain is all or nothing). The schema's append() writes each
-    // request on its own; this statement checks its answer and, where a chain came out partly written, fails
-    // with a cast error naming the request, so the database rolls the whole statement back (append.ts).
-    appendChained: `WITH a AS MATERIALIZED (
-        SELECT idx, ok, journal, seq, prev_hash, hash, effect, tier, state, last_seq, detail, created_at, updated_at
-        FROM ${s}.append($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::smallint[],
-                         $9::text[], $10::text[], $11::bigint[], $12::text[], $13, $14, $15))
-      SELECT a.*, CASE WHEN ($16::boolean[])[a.idx] AND a.ok IS DISTINCT FROM p.ok
-                       THEN ('${CHAIN_BROKEN} ' || a.idx)::integer END AS broken
-      FROM a LEFT JOIN a p ON p.idx = a.idx - 1 ORDER BY a.idx`,
+    // A batch holding chains (Store.append: a chain is all or nothing), each checked and written whole
+    // (schemas/postgres/0004_append_chain.sql, append_chains()).
+    appendChains: `SELECT idx, ok, journal, seq, prev_hash, hash, effect, tier, state, last_seq, detail, created_at, updated_at
+      FROM ${s}.append_chains($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::smallint[],
+                              $9::text[], $10::text[], $11::bigint[], $12::text[], $13::boolean[], $14, $15, $16)`,
     // A batch of one, as scalars, answered as one text value: what a sequential caller sends every time
     // (schemas/postgres/0001_baseline.sql, append_step()).
     appendStep: `SELECT ${s}.append_step($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::smallint,
