@@ -1,7 +1,8 @@
 -- Interlock chained append (PostgreSQL): the states of one effect that are
 -- made durable together (Store.append's chain: a proposal with AUTHORIZED and
 -- DISPATCHED or REJECTED, or AUTHORIZED with DISPATCHED) as one statement;
--- a batch holding several chains set-based, each whole or not at all; and
+-- a batch holding several chains (a group commit's: a gate's callers, a
+-- relay's claimed batch) set-based, each whole or not at all; and
 -- append_step(), the one-request append, with fewer statements per call.
 --
 -- lock: none: adds two functions and replaces one; no table is touched.
@@ -289,7 +290,20 @@ $fn$;
 --   4. records in one INSERT; each effect's row written once, at its last
 --      state in the batch (one UPDATE for those that existed, one INSERT for
 --      those proposed); each head once;
---   5. one row per request, in request order, as append() answers.
+--   5. the channels the written requests name are notified at commit, each
+--      once. The client names one only on a chain's last request (the state
+--      the chain leaves its effect in: AUTHORIZED chained on to DISPATCHED
+--      wakes no relay), and none at all for a batch of several effects,
+--      which it notifies after the commit, in a statement of its own
+--      (src/core/stores/postgres/append.ts: why);
+--   6. one row per request, in request order, as append() answers.
+-- Two chains of one effect in a batch (two callers racing on it, joined by
+-- group commit) are checked in turn, the second against the state the first
+-- left: one of them loses, whole, and is answered with the effect as it
+-- stands. A chained request that does not continue the request before it
+-- (another effect, or a proposal) is a caller's bug: it raises, and nothing
+-- is written; one whose `from` is not the state the request before it moves
+-- to fails its chain.
 CREATE FUNCTION :"schema".append_chains(
   p_ids         text[],
   p_from        text[],
@@ -373,6 +387,11 @@ BEGIN
      OR coalesce(cardinality(p_to), -1) <> n_req OR coalesce(cardinality(p_data), -1) <> n_req OR coalesce(cardinality(p_thread), -1) <> n_req THEN
     RAISE EXCEPTION 'append_chains: the argument arrays must be one-dimensional, from 1, and of one length' USING ERRCODE = '22023';
   END IF;
+  FOR i IN 1 .. n_req LOOP
+    IF coalesce(p_chained[i], false) AND (i = 1 OR p_ids[i] IS DISTINCT FROM p_ids[i - 1] OR p_thread[i] IS NOT NULL) THEN
+      RAISE EXCEPTION 'append_chains: request % is chained but does not continue a request for effect %', i, p_ids[i] USING ERRCODE = '22023';
+    END IF;
+  END LOOP;
   -- Each request's slot, and the first request that moves its effect (which stands for the effect when locking).
   SELECT array_agg(q.slot ORDER BY q.i), array_agg(q.first_move ORDER BY q.i) INTO r_slot, r_move
     FROM (SELECT s.i, min(s.i) OVER w AS slot, min(s.i) FILTER (WHERE p_thread[s.i] IS NULL) OVER w AS first_move
@@ -452,7 +471,11 @@ BEGIN
     END IF;
     FOR i IN j .. v_end LOOP
       EXIT WHEN NOT v_pass;
-      IF p_lease_relay[i] IS NOT NULL THEN
+      -- Each request chained on continues the state the one before it moves to.
+      IF i > j AND p_from[i] IS DISTINCT FROM p_to[i - 1] THEN
+        v_pass := false;
+      END IF;
+      IF v_pass AND p_lease_relay[i] IS NOT NULL THEN
         -- Fencing: a lease counts only while it is the effect's lease now; a new effect has none.
         v_pass := s_found[v_s] AND coalesce(s_lrelay[v_s] <> '' AND s_lrelay[v_s] = p_lease_relay[i] AND s_ltoken[v_s] = p_lease_token[i], false);
       END IF;

@@ -215,6 +215,58 @@ describe('PostgreSQL: a batch holding chains (group commit) writes each chain wh
   })
 })
 
+describe("PostgreSQL: two callers' chains of one effect in one batch", () => {
+  it('the second is checked against where the first left the effect, and loses whole', async () => {
+    const c = await counted()
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    const [e, f] = [effect('t1', 1), effect('t1', 2)]
+    await drive(store, e, 'PROPOSED')
+    await c.reset()
+    const results = await store.append([
+      move(e, 'PROPOSED', 'AUTHORIZED'),
+      { ...move(e, 'AUTHORIZED', 'DISPATCHED'), chained: true },
+      // A racer that read PROPOSED too: its chain loses as a whole, though AUTHORIZED → REJECTED alone would follow on.
+      move(e, 'PROPOSED', 'AUTHORIZED'),
+      { ...move(e, 'AUTHORIZED', 'REJECTED', { violations: ['late'] }), chained: true },
+      ...proposeChain(f),
+    ])
+    expect(results.map((r) => r.ok)).toEqual([true, true, false, false, true, true, true])
+    expect(results[2]).toMatchObject({ ok: false, current: { state: 'DISPATCHED', seq: 3 } })
+    expect(results[3]).toMatchObject({ ok: false, current: { state: 'DISPATCHED', seq: 3 } })
+    expect(await c.writes()).toEqual({ 'journal_records INSERT': 5, 'effects UPDATE': 1, 'effects INSERT': 1, 'journals UPDATE': 1 })
+    await verifies(store)
+    await store.close()
+  })
+
+  it('a chained request that does not continue the state before it fails its chain; one naming another effect is refused, writing nothing', async () => {
+    const c = await counted()
+    const s = quoteSchema(c.schema)
+    const store = await openPostgresStore(c.config, { autoInstall: false })
+    const [e, f] = [effect('t1', 1), effect('t1', 2)]
+    await drive(store, e, 'PROPOSED')
+    await drive(store, f, 'PROPOSED')
+    await c.reset()
+    const call = (ids: string[], from: string[], to: string[], chained: boolean[]) => {
+      const nulls = ids.map(() => null)
+      return admin.query<{ ok: boolean }>(
+        `SELECT ok FROM ${s}.append_chains($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::smallint[],
+           $9::text[], $10::text[], $11::bigint[], $12::text[], $13::boolean[], $14, $15, $16)`,
+        [ids, from, to, ids.map(() => '{}'), nulls, nulls, nulls, nulls, nulls, nulls, nulls, nulls, chained, new Date().toISOString(), GENESIS_HASH, c.schema],
+      )
+    }
+    // f's second request says it starts at PROPOSED, not where the first leaves it (AUTHORIZED): the chain is not written.
+    const { rows } = await call([e.id, e.id, f.id, f.id], ['PROPOSED', 'AUTHORIZED', 'PROPOSED', 'PROPOSED'], ['AUTHORIZED', 'DISPATCHED', 'AUTHORIZED', 'DISPATCHED'], [false, true, false, true])
+    expect(rows.map((r) => r.ok)).toEqual([true, true, false, false])
+    expect((await store.get(f.id))?.state).toBe('PROPOSED')
+    await c.reset()
+    const err = await call([e.id, f.id], ['DISPATCHED', 'PROPOSED'], ['COMMITTED', 'AUTHORIZED'], [false, true]).catch((x: { code?: string; message?: string }) => x)
+    expect(err).toMatchObject({ code: '22023', message: expect.stringContaining('does not continue') })
+    expect(await c.writes()).toEqual({})
+    await verifies(store)
+    await store.close()
+  })
+})
+
 describe('PostgreSQL: a move locks its effect before its journal', () => {
   // append() locks effects, then heads: a move that took the head first could deadlock with it.
   it.each([

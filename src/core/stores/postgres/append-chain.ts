@@ -32,7 +32,15 @@ export function isOneChain(requests: readonly AppendRequest[]): boolean {
   return requests.every((r, i) => (i === 0 || r.chained === true) && sameLease(r.lease, lease))
 }
 
-export async function appendChain(client: pg.ClientBase, sql: PgStatements, requests: readonly AppendRequest[], at: string, schema: string): Promise<AppendResult[]> {
+/** @param notify whether the chain notifies, at its commit, the channel of the state it leaves its effect in (append.ts) */
+export async function appendChain(
+  client: pg.ClientBase,
+  sql: PgStatements,
+  requests: readonly AppendRequest[],
+  at: string,
+  schema: string,
+  notify = true,
+): Promise<AppendResult[]> {
   const first = requests[0]!
   const texts = requests.map(requestTexts)
   const p = first.from === null ? first.effect! : undefined
@@ -52,7 +60,7 @@ export async function appendChain(client: pg.ClientBase, sql: PgStatements, requ
       texts[0]!.effectText ?? null,
       first.lease?.relay ?? null,
       first.lease?.token ?? null,
-      notifyChannels(requests.map((r) => r.to)),
+      notify ? notifyChannels([requests.at(-1)!.to]) : [],
       at,
       GENESIS_HASH,
       schema,

@@ -19,7 +19,8 @@ import type { PgStatements } from './statements.js'
 
 const HASH_HEX = 64
 
-export async function appendStep(client: pg.ClientBase, sql: PgStatements, r: AppendRequest, at: string, schema: string): Promise<AppendResult> {
+/** @param notify whether the step notifies its record's channel at its commit (a batch notifies after its own: append.ts) */
+export async function appendStep(client: pg.ClientBase, sql: PgStatements, r: AppendRequest, at: string, schema: string, notify = true): Promise<AppendResult> {
   const { data, dataText, effectText } = requestTexts(r)
   const p = r.from === null ? r.effect! : undefined
   // A named statement: each pooled connection parses it once, not on every append.
@@ -38,7 +39,7 @@ export async function appendStep(client: pg.ClientBase, sql: PgStatements, r: Ap
       effectText ?? null,
       r.lease?.relay ?? null,
       r.lease?.token ?? null,
-      notifyChannels([r.to])[0] ?? null,
+      notify ? (notifyChannels([r.to])[0] ?? null) : null,
       at,
       GENESIS_HASH,
       schema,

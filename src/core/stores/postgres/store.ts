@@ -36,7 +36,7 @@ import {
 import type { JsonObject } from '../../canonical-json.js'
 import { claim, forgetRelays, heartbeat, leaseStatements, relays, releaseLease, renewLease, type LeaseStatements } from './leases.js'
 import { NotificationListener } from './notify.js'
-import { appendBatch } from './append.js'
+import { appendBatch, committedChannels, notifyCommitted } from './append.js'
 import { HistoryBatcher, type JoinedRecordRow } from './history-batch.js'
 import { isTransientPgError, pgError } from './errors.js'
 import { assertProposals, proposeBatch } from './propose.js'
@@ -106,9 +106,18 @@ export class PostgresStore implements Store {
     const client = await this.connect('an append')
     try {
       // One autocommit statement: no BEGIN/COMMIT round trips (schemas/postgres/0001_baseline.sql, append()).
-      const results =
-        this.access === 'agent' ? await proposeBatch(client, this.sql, requests) : await appendBatch(client, this.sql, requests, at, this.schema)
-      client.release()
+      if (this.access === 'agent') {
+        const proposed = await proposeBatch(client, this.sql, requests)
+        client.release()
+        return proposed
+      }
+      // A batch of several effects (a group commit's: relays, outboxes under load) notifies after its commit, in a
+      // statement of its own which the caller does not wait for; one effect's append, at its commit (append.ts).
+      const oneEffect = requests.every((r) => r.effectId === requests[0]!.effectId)
+      const results = await appendBatch(client, this.sql, requests, at, this.schema, oneEffect)
+      const channels = oneEffect ? [] : committedChannels(requests, results)
+      if (channels.length === 0) client.release()
+      else void notifyCommitted(client, channels, this.schema).then(() => client.release(), (e: unknown) => client.release(asError(e)))
       return results
     } catch (e) {
       // An error the server answered (it has a SQLSTATE) rolled the statement back; any other

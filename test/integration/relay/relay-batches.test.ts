@@ -1,0 +1,107 @@
+/**
+ * What a relay's claimed batch costs the PostgreSQL server: its AUTHORIZED and
+ * DISPATCHED chains go in one set-based commit (append_chains(),
+ * schemas/postgres/0004_append_chain.sql), never through the per-request
+ * loop (append_each()), and a chain that leaves its effect DISPATCHED wakes
+ * no relay (notify.ts): only the COMMITTED commit notifies, on "settled".
+ */
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generateKeyPair } from '../../../src/core/crypto/keys.js'
+import { Outbox } from '../../../src/core/outbox/outbox.js'
+import { RulesPolicy } from '../../../src/core/policy/rules.js'
+import { Relay } from '../../../src/core/relay/relay.js'
+import { openStore } from '../../../src/core/stores/open.js'
+import { CountingTarget } from '../../helpers/counting-target.js'
+import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
+
+const EFFECTS = 48
+const BATCH = 16
+
+let db: TestDatabase
+beforeAll(async () => {
+  db = await createTestDatabase()
+  // Calls of PL/pgSQL functions are counted in pg_stat_user_functions (a superuser's setting: the test server's user is one).
+  const admin = new pg.Client({ connectionString: db.url })
+  await admin.connect()
+  await admin.query(`ALTER DATABASE ${new URL(db.url).pathname.slice(1)} SET track_functions = 'pl'`)
+  await admin.end()
+})
+afterAll(async () => {
+  await db?.drop()
+})
+
+interface Drained {
+  calls: Map<string, number>
+  heard: Map<string, number>
+  claims: number
+}
+
+/** Proposes EFFECTS effects, then drains them with one relay claiming BATCH at a time; counts function calls and notifications during the drain. */
+async function drain(schema: string): Promise<Drained> {
+  const store = await openStore({ kind: 'postgres', url: db.url, schema }, { autoInstall: true })
+  const target = new CountingTarget('t1', 1)
+  const outbox = new Outbox({ store, targets: [target] })
+  const handles = await Promise.all(Array.from({ length: EFFECTS }, (_, i) => outbox.submit({ thread: `agent-${i % 5}`, target: 't1', action: 'do', args: { i } })))
+  const listener = new pg.Client({ connectionString: db.url })
+  await listener.connect()
+  const heard = new Map<string, number>()
+  listener.on('notification', (n) => {
+    if (n.payload === schema) heard.set(n.channel, (heard.get(n.channel) ?? 0) + 1)
+  })
+  await listener.query('LISTEN interlock_ready; LISTEN interlock_settled')
+  const before = await functionCalls(schema)
+  const relay = new Relay({ store, targets: [target], relayId: 'r1', key: generateKeyPair('relay', 'batches'), policy: new RulesPolicy([]), concurrency: BATCH, pollMs: 20 })
+  await relay.start()
+  const outcomes = await Promise.all(handles.map((h) => h.result()))
+  expect(outcomes.every((o) => o.status === 'committed')).toBe(true)
+  const stats = await relay.stop()
+  await outbox.close()
+  await store.close()
+  // Notifications are delivered after their commit: give the last one time to arrive.
+  await new Promise((r) => setTimeout(r, 200))
+  await listener.end()
+  // A backend reports its counts when it ends: wait for the store's connections to have reported.
+  let calls = new Map<string, number>()
+  for (let tries = 0; tries < 50; tries++) {
+    const after = await functionCalls(schema)
+    calls = new Map([...after].map(([f, n]) => [f, n - (before.get(f) ?? 0)]))
+    if ((calls.get('append_chains') ?? 0) + (calls.get('append_each') ?? 0) + (calls.get('append') ?? 0) >= (2 * EFFECTS) / BATCH) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return { calls, heard, claims: stats.claimed }
+}
+
+async function functionCalls(schema: string): Promise<Map<string, number>> {
+  const c = new pg.Client({ connectionString: db.url })
+  await c.connect()
+  try {
+    const { rows } = await c.query<{ funcname: string; calls: string }>(`SELECT funcname, calls FROM pg_stat_user_functions WHERE schemaname = $1`, [schema])
+    return new Map(rows.map((r) => [r.funcname, Number(r.calls)]))
+  } finally {
+    await c.end()
+  }
+}
+
+describe('a relay on PostgreSQL, batch by batch', () => {
+  let drained: Drained
+  beforeAll(async () => {
+    drained = await drain('batches')
+  })
+
+  it("writes each claimed batch's AUTHORIZED and DISPATCHED chains set-based, never through the per-request loop", () => {
+    expect(drained.claims).toBe(EFFECTS)
+    expect(drained.calls.get('append_each') ?? 0).toBe(0)
+    expect(drained.calls.get('append') ?? 0).toBe(0)
+    // One commit for a batch's chains and one for its outcomes: EFFECTS / BATCH batches, a few more commits at most
+    // when a batch's effects reach the group commit in more than one turn of the event loop.
+    const commits = (drained.calls.get('append_chains') ?? 0) + (drained.calls.get('append_step') ?? 0)
+    expect(commits).toBeGreaterThanOrEqual((2 * EFFECTS) / BATCH)
+    expect(commits).toBeLessThanOrEqual((4 * EFFECTS) / BATCH)
+  })
+
+  it('wakes no relay with the chains that leave effects DISPATCHED; the outcomes wake those waiting for results', () => {
+    expect(drained.heard.get('interlock_ready') ?? 0).toBe(0)
+    expect(drained.heard.get('interlock_settled') ?? 0).toBeGreaterThanOrEqual(1)
+  })
+})
