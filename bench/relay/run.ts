@@ -14,8 +14,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import pg from 'pg'
 import { startTestPostgres } from '../../test/helpers/postgres-server.js'
+import { machineCpuSeconds, serverCpuSeconds } from './cpu.js'
 import { fillGraphile, fillInterlock, fillPgBoss, REMAINING, THREADS } from './fill.js'
 
 const args = process.argv.slice(2)
@@ -24,6 +27,8 @@ const N = Number(opt('--effects', '100000'))
 const CONCURRENCY = Number(opt('--concurrency', '64'))
 const SYSTEMS = opt('--only', 'interlock,pgboss,graphile').split(',')
 const PROCS = opt('--procs', '1,4').split(',').map(Number)
+// --waits: sample what the workers' server processes wait on during each drain (pg_stat_activity every 5 ms).
+const WAITS = args.includes('--waits')
 // --profile DIR: each worker writes a V8 CPU profile there (for finding where the time goes).
 const PROFILE = args.includes('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${opt('--profile', '/tmp')}`] : []
 const FILL: Record<string, (url: string, n: number) => Promise<void>> = { interlock: fillInterlock, pgboss: fillPgBoss, graphile: fillGraphile }
@@ -33,12 +38,20 @@ const server = await startTestPostgres({ durable: true })
 if (!server.url) throw new Error(server.error)
 const admin = new pg.Client({ connectionString: server.url })
 await admin.connect()
+const dataDir = (await admin.query<{ setting: string }>(`SELECT setting FROM pg_settings WHERE name = 'data_directory'`)).rows[0]!.setting
+const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
 
 interface Result {
   system: string
   procs: number
   seconds: number
   perSecond: number
+  /** CPU per item, µs: the workers', the server's, and the machine's share used (busy ÷ all cores) during the drain. */
+  workerUs: number
+  serverUs: number
+  machineBusy: number
+  /** --waits: the share of samples in which some worker's server process waited on each wait event. */
+  waits?: Map<string, number>
 }
 const results: Result[] = []
 
@@ -64,8 +77,20 @@ try {
 }
 
 console.log(`\nbench/relay: ${N} ready items, no-op handler, ${CONCURRENCY} in flight per process, embedded PostgreSQL (fsync on), Interlock effects over ${THREADS} journals\n`)
-console.log('system          procs   items/s   seconds')
-for (const r of results) console.log(`${r.system.padEnd(15)} ${String(r.procs).padStart(5)} ${r.perSecond.toFixed(0).padStart(9)} ${r.seconds.toFixed(1).padStart(9)}`)
+console.log('system          procs   items/s   seconds   workers µs/item   server µs/item   machine busy')
+for (const r of results) {
+  console.log(
+    `${r.system.padEnd(15)} ${String(r.procs).padStart(5)} ${r.perSecond.toFixed(0).padStart(9)} ${r.seconds.toFixed(1).padStart(9)} ${r.workerUs.toFixed(0).padStart(17)} ${r.serverUs.toFixed(0).padStart(16)} ${`${(r.machineBusy * 100).toFixed(0)}%`.padStart(14)}`,
+  )
+}
+if (WAITS) {
+  console.log('\nwaits (share of 5 ms samples in which some worker connection waited on it; the five most seen):')
+  for (const r of results) {
+    const top = [...(r.waits ?? [])].sort((a, b) => b[1] - a[1]).slice(0, 5)
+    console.log(`${r.system.padEnd(15)} ${String(r.procs).padStart(5)}  ${top.map(([w, share]) => `${w} ${(share * 100).toFixed(0)}%`).join(', ')}`)
+  }
+  console.log('')
+}
 for (const procs of PROCS) {
   const own = results.find((r) => r.system === 'interlock' && r.procs === procs)
   const peers = results.filter((r) => r.system !== 'interlock' && r.procs === procs)
@@ -85,9 +110,17 @@ async function drain(system: string, url: string, procs: number): Promise<Result
   await Promise.all(workers.map((w) => once(w.stdout!, 'data')))
   const client = new pg.Client({ connectionString: url })
   await client.connect()
+  const output = workers.map((w) => {
+    let text = ''
+    w.stdout!.on('data', (d: Buffer) => (text += d.toString()))
+    return () => text
+  })
+  const serverBefore = serverCpuSeconds(postmaster)
+  const machineBefore = machineCpuSeconds()
   const started = performance.now()
   for (const w of workers) w.stdin!.write('go\n')
   let remaining = N
+  const sampling = WAITS ? sampleWaits(url, () => remaining > 0) : undefined
   while (remaining > 0) {
     // Counting the backlog costs the server a scan: ask 4 times a second, not more, so the
     // measurement does not slow what it measures (±0.25 s on runs of tens of seconds).
@@ -95,8 +128,50 @@ async function drain(system: string, url: string, procs: number): Promise<Result
     remaining = (await client.query<{ n: number }>(REMAINING[system]!)).rows[0]!.n
   }
   const seconds = (performance.now() - started) / 1000
+  const waits = await sampling
+  const serverSeconds = serverCpuSeconds(postmaster) - serverBefore
+  const machineAfter = machineCpuSeconds()
   await client.end()
+  const exited = workers.map((w) => once(w, 'exit'))
   for (const w of workers) w.kill('SIGTERM')
-  await Promise.all(workers.map((w) => once(w, 'exit')))
-  return { system, procs, seconds, perSecond: N / seconds }
+  await Promise.all(exited)
+  // Each worker's last line: what it did and its CPU from "go" to the stop signal (worker.ts).
+  const workerSeconds = output.map((text) => Number(JSON.parse(text().trim().split('\n').at(-1)!).cpuSeconds)).reduce((a, b) => a + b, 0)
+  return {
+    system,
+    procs,
+    seconds,
+    perSecond: N / seconds,
+    workerUs: (workerSeconds * 1e6) / N,
+    serverUs: (serverSeconds * 1e6) / N,
+    machineBusy: (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total),
+    waits,
+  }
+}
+
+/**
+ * While `running()`, every 5 ms: which wait events the database's other
+ * connections (the workers') are in. Lock/object on a database-less object
+ * is the lock NOTIFY takes at commit (notify-lock.ts); IO/WalSync and
+ * LWLock/WALWrite the WAL flush.
+ */
+async function sampleWaits(url: string, running: () => boolean): Promise<Map<string, number>> {
+  const sampler = new pg.Client({ connectionString: url })
+  await sampler.connect()
+  const seen = new Map<string, number>()
+  let samples = 0
+  try {
+    while (running()) {
+      const { rows } = await sampler.query<{ w: string }>(
+        `SELECT DISTINCT wait_event_type || '/' || wait_event AS w FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event IS NOT NULL AND state = 'active'`,
+      )
+      samples++
+      for (const { w } of rows) seen.set(w, (seen.get(w) ?? 0) + 1)
+      await new Promise((r) => setTimeout(r, 5))
+    }
+  } finally {
+    await sampler.end()
+  }
+  return new Map([...seen].map(([w, n]) => [w, n / Math.max(1, samples)]))
 }

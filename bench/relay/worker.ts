@@ -2,7 +2,7 @@
  * One worker process of bench/relay: an Interlock relay, a pg-boss worker or
  * a graphile-worker runner, each draining a no-op job/effect. It connects,
  * prints "ready", starts on "go" (stdin), and on SIGTERM stops and prints
- * what it did as JSON.
+ * what it did and the CPU it used as JSON.
  *
  *   tsx bench/relay/worker.ts <interlock|pgboss|graphile> <database url> [concurrency]
  */
@@ -94,7 +94,11 @@ const worker = kind === 'interlock' ? await interlock() : kind === 'pgboss' ? aw
 process.stdout.write('ready\n')
 process.stdin.setEncoding('utf8')
 await once(process.stdin, 'data')
+const cpuAtGo = process.cpuUsage()
 await worker.go()
 await once(process, 'SIGTERM')
-process.stdout.write(`${JSON.stringify(await worker.stop())}\n`)
+// CPU from "go" to the stop signal: what draining cost this process (bench/relay/cpu.ts).
+const cpu = process.cpuUsage(cpuAtGo)
+const stats = await worker.stop()
+process.stdout.write(`${JSON.stringify({ stats, cpuSeconds: (cpu.user + cpu.system) / 1e6 })}\n`)
 process.exit(0)
