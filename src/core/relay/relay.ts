@@ -294,6 +294,9 @@ export class Relay {
       const ahead = 2 * this.concurrency
       const open = [...this.targets.keys()].filter((t) => this.queued(t) < ahead)
       const room = open.reduce((n, t) => n + ahead - this.queued(t), 0)
+      // Half a target's concurrency per claim: batches then start apart, and one is worked on
+      // (signed) while another's commit is at the store, instead of all waiting for one commit.
+      const limit = Math.min(room, open.length * Math.max(1, Math.ceil(this.concurrency / 2)))
       if (room > 0) {
         const sentAt = this.monotonic()
         let claimed: ClaimedEffect[]
@@ -302,7 +305,7 @@ export class Relay {
           this.metrics.claimQueries++
           claimed = await this.store.claim({
             relay: this.id,
-            limit: room,
+            limit,
             leaseMs: this.leaseMs,
             targets: open,
             createdFrom: full ? undefined : cursor,
@@ -331,7 +334,7 @@ export class Relay {
         // Nothing from the cursor on: look at everything before waiting.
         if (!full && claimed.length === 0) continue
         // A full batch says more is waiting: claim again as soon as there is room.
-        if (claimed.length === room) continue
+        if (claimed.length === limit) continue
       }
       await this.pause(this.pollMs)
     }
