@@ -23,14 +23,16 @@
  * 5 ms) in which some writer waited for the lock (wait event Lock/object)
  * or for the WAL flush (IO/WalSync, LWLock/WALWrite).
  *
- *   npx tsx bench/relay/notify-lock.ts [--writers 1,2,4] [--seconds 3] [--slices 3] [--rows 1]
+ *   npx tsx bench/relay/notify-lock.ts [--writers 1,2,4] [--seconds 3] [--slices 3] [--rows 1] [--flush-delay-us 1000]
  *
  * --rows N: rows per statement (a relay's batch writes tens).
- * FLUSH_DELAY_US with LD_PRELOAD=<a library delaying fdatasync> (see README)
- * makes each flush cost what a cloud volume's does.
+ * --flush-delay-us N: every fsync and fdatasync of the server takes N µs
+ * more (slow-flush.ts), as on a cloud volume (about 1 ms); this machine's
+ * disk flushes in ~0.06 ms.
  */
 import pg from 'pg'
 import { startTestPostgres } from '../../test/helpers/postgres-server.js'
+import { slowFlushes } from './slow-flush.js'
 
 const args = process.argv.slice(2)
 const opt = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback)
@@ -38,6 +40,7 @@ const WRITERS = opt('--writers', '1,2,4').split(',').map(Number)
 const SECONDS = Number(opt('--seconds', '3'))
 const SLICES = Number(opt('--slices', '3'))
 const ROWS = Number(opt('--rows', '1'))
+const FLUSH_DELAY_US = Number(opt('--flush-delay-us', '0'))
 const VARIANTS = ['plain', 'notify-inside', 'notify-after'] as const
 type Variant = (typeof VARIANTS)[number]
 
@@ -56,7 +59,9 @@ interface Tally {
   flushWaits: number
 }
 
+const fastFlushes = FLUSH_DELAY_US > 0 ? slowFlushes(FLUSH_DELAY_US) : () => {}
 const server = await startTestPostgres({ durable: true })
+fastFlushes()
 if (!server.url) throw new Error(server.error)
 const admin = new pg.Client({ connectionString: server.url })
 await admin.connect()
@@ -88,7 +93,7 @@ try {
   await server.stop()
 }
 
-console.log(`\nnotify-lock: ${ROWS} row(s) per durable commit, embedded PostgreSQL (fsync on)${process.env.FLUSH_DELAY_US ? `, each flush delayed ${process.env.FLUSH_DELAY_US} µs` : ''}; ${heard} notifications heard\n`)
+console.log(`\nnotify-lock: ${ROWS} row(s) per durable commit, embedded PostgreSQL (fsync on)${FLUSH_DELAY_US > 0 ? `, each flush ${FLUSH_DELAY_US} µs slower` : ''}; ${heard} notifications heard\n`)
 console.log('writers  variant          commits/s  ÷ plain   waiting on the NOTIFY lock   waiting on the WAL flush')
 for (const writers of WRITERS) {
   const plain = rate(tallies.get(`${writers} plain`)!)
@@ -150,3 +155,4 @@ async function measure(variant: Variant, writers: number, ms: number): Promise<T
   await Promise.all([...clients, sampler].map((c) => c.end()))
   return { commits, seconds, samples, lockWaits, flushWaits }
 }
+

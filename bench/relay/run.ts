@@ -11,6 +11,7 @@
  * same process count (goal: ≥ 1).
  *
  *   npx tsx bench/relay/run.ts [--effects 100000] [--concurrency 64] [--only interlock,pgboss,graphile] [--procs 1,4] [--profile DIR]
+ *                              [--waits] [--flush-delay-us 1000]
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -19,6 +20,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { startTestPostgres } from '../../test/helpers/postgres-server.js'
 import { machineCpuSeconds, serverCpuSeconds } from './cpu.js'
+import { slowFlushes } from './slow-flush.js'
 import { fillGraphile, fillInterlock, fillPgBoss, REMAINING, THREADS } from './fill.js'
 
 const args = process.argv.slice(2)
@@ -27,6 +29,8 @@ const N = Number(opt('--effects', '100000'))
 const CONCURRENCY = Number(opt('--concurrency', '64'))
 const SYSTEMS = opt('--only', 'interlock,pgboss,graphile').split(',')
 const PROCS = opt('--procs', '1,4').split(',').map(Number)
+// --flush-delay-us N: each of the server's flushes N µs slower, as on a cloud volume (slow-flush.ts).
+const FLUSH_DELAY_US = Number(opt('--flush-delay-us', '0'))
 // --waits: sample what the workers' server processes wait on during each drain (pg_stat_activity every 5 ms).
 const WAITS = args.includes('--waits')
 // --profile DIR: each worker writes a V8 CPU profile there (for finding where the time goes).
@@ -34,7 +38,9 @@ const PROFILE = args.includes('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${op
 const FILL: Record<string, (url: string, n: number) => Promise<void>> = { interlock: fillInterlock, pgboss: fillPgBoss, graphile: fillGraphile }
 
 // fsync, synchronous_commit and full_page_writes on: every system pays for durable commits.
+const fastFlushes = FLUSH_DELAY_US > 0 ? slowFlushes(FLUSH_DELAY_US) : () => {}
 const server = await startTestPostgres({ durable: true })
+fastFlushes()
 if (!server.url) throw new Error(server.error)
 const admin = new pg.Client({ connectionString: server.url })
 await admin.connect()
@@ -76,7 +82,7 @@ try {
   await server.stop()
 }
 
-console.log(`\nbench/relay: ${N} ready items, no-op handler, ${CONCURRENCY} in flight per process, embedded PostgreSQL (fsync on), Interlock effects over ${THREADS} journals\n`)
+console.log(`\nbench/relay: ${N} ready items, no-op handler, ${CONCURRENCY} in flight per process, embedded PostgreSQL (fsync on${FLUSH_DELAY_US > 0 ? `, each flush ${FLUSH_DELAY_US} µs slower` : ''}), Interlock effects over ${THREADS} journals\n`)
 console.log('system          procs   items/s   seconds   workers µs/item   server µs/item   machine busy')
 for (const r of results) {
   console.log(
