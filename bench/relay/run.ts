@@ -10,7 +10,7 @@
  * Reported: items/s for each, and Interlock's ratio to the faster peer at the
  * same process count (goal: ≥ 1).
  *
- *   npx tsx bench/relay/run.ts [--effects 100000] [--concurrency 64] [--only interlock,pgboss,graphile] [--procs 1,4] [--profile DIR]
+ *   npx tsx bench/relay/run.ts [--effects 100000] [--concurrency 256] [--only interlock,pgboss,graphile] [--procs 1,4] [--profile DIR]
  *                              [--waits] [--flush-delay-us 1000]
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -26,11 +26,13 @@ import { fillGraphile, fillInterlock, fillPgBoss, REMAINING, THREADS } from './f
 const args = process.argv.slice(2)
 const opt = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback)
 const N = Number(opt('--effects', '100000'))
-const CONCURRENCY = Number(opt('--concurrency', '64'))
+const CONCURRENCY = Number(opt('--concurrency', '256'))
 const SYSTEMS = opt('--only', 'interlock,pgboss,graphile').split(',')
 const PROCS = opt('--procs', '1,4').split(',').map(Number)
 // --flush-delay-us N: each of the server's flushes N µs slower, as on a cloud volume (slow-flush.ts).
 const FLUSH_DELAY_US = Number(opt('--flush-delay-us', '0'))
+/** The wait event of a commit waiting for the lock NOTIFY takes at commit (notify-lock.ts). */
+const NOTIFY_LOCK = 'Lock/object'
 // --waits: sample what the workers' server processes wait on during each drain (pg_stat_activity every 5 ms).
 const WAITS = args.includes('--waits')
 // --profile DIR: each worker writes a V8 CPU profile there (for finding where the time goes).
@@ -90,10 +92,11 @@ for (const r of results) {
   )
 }
 if (WAITS) {
-  console.log('\nwaits (share of 5 ms samples in which some worker connection waited on it; the five most seen):')
+  console.log('\nwaits (share of 5 ms samples in which some worker connection waited on it: the NOTIFY lock at commit, then the five most seen):')
   for (const r of results) {
-    const top = [...(r.waits ?? [])].sort((a, b) => b[1] - a[1]).slice(0, 5)
-    console.log(`${r.system.padEnd(15)} ${String(r.procs).padStart(5)}  ${top.map(([w, share]) => `${w} ${(share * 100).toFixed(0)}%`).join(', ')}`)
+    const top = [...(r.waits ?? [])].filter(([w]) => w !== NOTIFY_LOCK).sort((a, b) => b[1] - a[1]).slice(0, 5)
+    const share = (x: number) => `${(x * 100).toFixed(x > 0 && x < 0.01 ? 1 : 0)}%`
+    console.log(`${r.system.padEnd(15)} ${String(r.procs).padStart(5)}  ${NOTIFY_LOCK} ${share(r.waits?.get(NOTIFY_LOCK) ?? 0)}; ${top.map(([w, x]) => `${w} ${share(x)}`).join(', ')}`)
   }
   console.log('')
 }
