@@ -8,7 +8,8 @@ import type { EffectInput } from '../../core/effect.js'
 import type { SubmitOutcome } from '../../core/outcome.js'
 
 export { look, DEFAULT_WAIT_MS, type RunMode, type LookOptions } from './carry.js'
-export { threadName, keyName, Ordinals } from './names.js'
+export { keyName, Ordinals } from './names.js'
+export { threadName } from '../thread-name.js'
 export { outcomeText, operatorCommand, refusalText, type NotCommitted } from './texts.js'
 export { isRefusal } from './refusal.js'
 

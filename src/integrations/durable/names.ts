@@ -1,24 +1,15 @@
 /**
- * Thread and key names made from an engine's own ids (a Restate invocation
- * id, a Temporal workflow id, run id and activity id), stable across the
- * engine's retries of one step and distinct between steps. Threads are
- * `<engine>:<id>`, as DBOS steps' are (`dbos:<workflow ID>`).
+ * Keys made from an engine's own ids (a Temporal run id and activity id, a
+ * step's name and ordinal), stable across the engine's retries of one step
+ * and distinct between steps. (Threads are `<engine>:<id>`: ../thread-name.ts.)
  *
- * An engine's id may hold characters an effect's thread may not (effect.ts:
- * letters, digits and ._:@/_-, at most 200), or make a key longer than a key
- * may be (200): such a one is named by its SHA-256 instead, which keeps it
- * stable and distinct, though no longer readable in `outbox list`.
+ * An engine's id may make a key longer than a key may be (200): such a one is
+ * named by its SHA-256 instead, which keeps it stable and distinct, though no
+ * longer readable in `outbox list`.
  */
 import { sha256Hex } from '../../core/hash.js'
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/_-]{0,199}$/
 const KEY_MAX = 200
-
-/** `<engine>:<id>` when that is a valid thread name, else `<engine>:sha256-<first 40 hex of the id's hash>`. */
-export function threadName(engine: string, id: string): string {
-  const plain = `${engine}:${id}`
-  return NAME.test(plain) ? plain : `${engine}:sha256-${sha256Hex(id).slice(0, 40)}`
-}
 
 /** The key as given when it fits, else `sha256-<its hash>`. */
 export function keyName(key: string): string {

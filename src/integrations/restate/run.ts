@@ -61,7 +61,7 @@ type Look = Committed | (Exclude<SubmitOutcome, Committed> & { waitMs: number })
 export async function interlockRun(ctx: Context, interlock: Interlock, effect: StepEffect, options: InterlockRunOptions = {}): Promise<Committed> {
   const name = options.name ?? `${effect.target}.${effect.action}`
   // Both from the context, before ctx.run: the same on every attempt of this invocation.
-  const input: EffectInput = { ...effect, thread: threadName('restate', ctx.request().id), key: keyName(`${name}#${ordinals.next(ctx, name)}`) }
+  const input: EffectInput = { ...effect, thread: threadName('restate', ':', ctx.request().id), key: keyName(`${name}#${ordinals.next(ctx, name)}`) }
   const firstMs = options.poll?.firstMs ?? 1_000
   const maxMs = options.poll?.maxMs ?? 60_000
   for (let n = 0; ; n++) {

@@ -55,7 +55,7 @@ export async function interlockSubmit(interlock: Interlock, effect: StepEffect, 
     throw refusalOf(new Error('interlockSubmit needs an activity a workflow scheduled: a standalone activity has no workflow id to name its effect by'), effect)
   }
   const name = options.name ?? `${effect.target}.${effect.action}`
-  const input: EffectInput = { ...effect, thread: threadName('temporal', run.workflowId), key: keyName(`${run.runId}/${activityId}/${name}#${ordinals.next(ctx, name)}`) }
+  const input: EffectInput = { ...effect, thread: threadName('temporal', ':', run.workflowId), key: keyName(`${run.runId}/${activityId}/${name}#${ordinals.next(ctx, name)}`) }
   let effectId: string
   try {
     effectId = toEffect(input).id
