@@ -6,8 +6,11 @@
  * Its invocation retry policy is shortened (server defaults: 500 ms doubling
  * to 1 min, `restate-server --dump-config`), so the retry of an invocation
  * whose service process died comes within a second of the restart.
+ *
+ * The gate benchmark starts its Restate peer here too (bench/gate/peers/restate.ts),
+ * under strace and with the server's own retry policy.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -29,14 +32,24 @@ export interface RestateServer {
   stop(): Promise<void>
 }
 
+export interface RestateOptions {
+  /** Starts the server's process (default: as is); the benchmark starts it under strace, to slow its flushes. */
+  spawn?: (command: string, args: string[], options: SpawnOptions) => ChildProcess
+  /** The invocation retry policy: shortened (default) or the server's own. */
+  retries?: 'short' | 'server default'
+  /** RESTATE_LOG_FILTER (default warn). */
+  logFilter?: string
+}
+
 function serverBinary(): string {
   const require = createRequire(import.meta.url)
   return join(dirname(require.resolve('@restatedev/restate-server-linux-x64/package.json')), 'bin', 'restate-server')
 }
 
-export async function startRestate(): Promise<RestateServer> {
+export async function startRestate(options: RestateOptions = {}): Promise<RestateServer> {
   const base = mkdtempSync(join(tmpdir(), 'interlock-restate-'))
   const [ingressPort, adminPort, fabricPort] = [await freePort(), await freePort(), await freePort()]
+  const retries = (options.retries ?? 'short') === 'short' ? { RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms' } : {}
   const env = {
     ...process.env,
     RESTATE_BASE_DIR: base,
@@ -46,11 +59,11 @@ export async function startRestate(): Promise<RestateServer> {
     RESTATE_BIND_ADDRESS: `127.0.0.1:${fabricPort}`,
     RESTATE_ADVERTISED_ADDRESS: `http://127.0.0.1:${fabricPort}/`,
     RESTATE_DISABLE_TELEMETRY: 'true',
-    RESTATE_LOG_FILTER: 'warn',
-    RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms',
-    RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms',
+    RESTATE_LOG_FILTER: options.logFilter ?? 'warn',
+    ...retries,
   }
-  const server: ChildProcess = spawn(serverBinary(), ['--no-logo'], { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+  // A process group of its own, stopped whole: under strace the server is strace's child, and stopping strace alone would leave it running.
+  const server: ChildProcess = (options.spawn ?? spawn)(serverBinary(), ['--no-logo'], { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true })
   let log = ''
   server.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-20_000)))
   const ingress = `http://127.0.0.1:${ingressPort}`
