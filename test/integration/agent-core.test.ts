@@ -196,6 +196,32 @@ when = [{ arg = "amount", above = "100" }]
     expect(applications()).toBe(1)
   })
 
+  it('a held call released and sent by another caller between the check\'s look and its run is told done before, not made now: the run reads the effect again', async () => {
+    const alice = generateKeyPair('operator', 'alice')
+    const interlock = await interlockWith(rules.replace(/public_key = "[^"]*"/, `public_key = "${alice.publicKey}"`))
+    const call = { thread: 'ag/t5', target: 'refunds', action: 'refund', args: { charge: 'ch_3', amount: 500 }, callId: 'call_6' }
+    const held = await holdBeforeRun(interlock, call)
+    expect(held.held).toBe(true)
+    // The check's first read answers HELD; right after it, operators release the effect and another caller sends it.
+    const store = interlock.store
+    const get = store.get.bind(store)
+    let moved = false
+    store.get = async (id) => {
+      const snap = await get(id)
+      if (!moved && id === held.effectId) {
+        moved = true
+        await releaseEffect({ store, operators: interlock.operators, policy: interlock.policy, key: alice, clock: systemClock }, id)
+        expect((await runToolCall(interlock, call)).status).toBe('committed')
+      }
+      return snap
+    }
+    const checked = await holdBeforeRun(interlock, call)
+    expect(checked.effectId).toBe(held.effectId)
+    expect(checked.answer).toMatchObject({ status: 'committed', replayed: true })
+    expect(checked.answer?.text).toContain('Already done: this call had been made before')
+    expect(applications()).toBe(1)
+  })
+
   it('a call no rule holds is not held and not journaled by the check', async () => {
     const interlock = await interlockWith(rules)
     const call = { thread: 'ag/t2', target: 'refunds', action: 'refund', args: { charge: 'ch_8', amount: 5 }, callId: 'call_2' }

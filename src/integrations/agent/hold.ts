@@ -10,6 +10,12 @@
  *   journals it HELD and sends nothing: held;
  * - anything else (released since, committed, rejected, or no rule holds
  *   it): not held, and the tool runs and reports.
+ *
+ * The run identifies the call again rather than trusting this first look:
+ * between the two, another caller may have journaled the effect, or released
+ * and sent it, and the answer (replayed or not, done now or before, premises
+ * captured or kept, an in-flight one carried on) is the store's as the run
+ * finds it.
  */
 import { toEffect } from '../../core/effect.js'
 import { InputError } from '../../core/errors.js'
