@@ -217,6 +217,8 @@ when = [{ arg = "amount", above = "100" }]
     }
     const checked = await holdBeforeRun(interlock, call)
     expect(checked.effectId).toBe(held.effectId)
+    // Not held any more: the framework's pause must not wait for an approval of what is done.
+    expect(checked.held).toBe(false)
     expect(checked.answer).toMatchObject({ status: 'committed', replayed: true })
     expect(checked.answer?.text).toContain('Already done: this call had been made before')
     expect(applications()).toBe(1)

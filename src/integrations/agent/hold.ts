@@ -35,7 +35,9 @@ export async function holdBeforeRun(interlock: Interlock, call: ToolCall, option
   const found = await identify(interlock, call, options)
   if (found.existing) {
     if (found.existing.state !== 'HELD') return { held: false, effectId: found.id }
-    return { held: true, effectId: found.id, answer: await runToolCall(interlock, call, options) }
+    // Held when looked at, but it may be released and sent before the run reads it: the run's answer decides.
+    const answer = await runToolCall(interlock, call, options)
+    return { held: answer.status === 'held', effectId: found.id, answer }
   }
   if (!wouldHold(interlock, call)) return { held: false, effectId: found.id }
   const answer = await runToolCall(interlock, call, options)
