@@ -50,5 +50,6 @@ export function notarizeFromConfig(name: string, config: HttpTargetConfig, inner
   const client = notaryClient({ url: s.url, writer: s.writer, key: s.key, timeoutMs: opts.timeoutMs })
   // Journaled as the redacting store will write it: a URL read from a ${VAR} is a secret of the file.
   const journaledAs = new JournalSecrets(opts.secrets ?? []).scrub(client.url)
-  return notarized(inner, { notary: client, services: s.services, journaledAs })
+  // A late request's claim that beats recovery's abort is waited on as long as a request to this service may take (docs/notary.md).
+  return notarized(inner, { notary: client, services: s.services, journaledAs, claimWaitMs: config.timeoutMs })
 }

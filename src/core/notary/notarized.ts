@@ -16,6 +16,7 @@
  * | FAILED               | not found; apply then answers the recorded refusal (→ FAILED), sending nothing |
  * | CLAIMED              | cannot know (→ AMBIGUOUS)                       |
  * | none, INTENDED       | abort it; won → not found (apply sends n + 1); lost → as the winner says |
+ * | (abort lost to a claim) | wait for the outcome (claimWaitMs): PERFORMED, FAILED as above; still CLAIMED → AMBIGUOUS |
  * | ABORTED              | not found (apply sends n + 1)                   |
  * | unreachable, or a service record that does not verify | cannot know (→ AMBIGUOUS): never guess |
  */
@@ -41,10 +42,30 @@ export interface NotarizedOptions {
    * `${VAR}` is journaled scrubbed, and compared so.
    */
   journaledAs?: string
+  /**
+   * How long recovery waits for the outcome of an attempt whose abort lost to
+   * the service's claim (a late request: the service is performing it right
+   * now), polling the notary with back-off; default 10000 ms, the http
+   * target's default timeout_ms (config-target.ts passes the target's own).
+   * Still CLAIMED at the end: AMBIGUOUS (docs/notary.md, "A late request").
+   */
+  claimWaitMs?: number
+  /** Injected for tests; default Date.now and setTimeout. */
+  now?: () => number
+  sleep?: (ms: number) => Promise<void>
 }
+
+/** The default claimWaitMs: the http target's default timeout_ms. */
+export const CLAIM_WAIT_MS = 10_000
+/** The first poll after the abort lost comes this soon; each next one twice as late, up to POLL_MAX_MS. */
+const POLL_FIRST_MS = 20
+const POLL_MAX_MS = 500
 
 export function notarized(inner: EffectTarget, opts: NotarizedOptions): EffectTarget {
   const { notary, services } = opts
+  const claimWaitMs = opts.claimWaitMs ?? CLAIM_WAIT_MS
+  const now = opts.now ?? Date.now
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const read = async (effect: Effect, fault: 'not-sent' | 'unknowable'): Promise<EffectView> => {
     try {
       return await notary.effect(effect.id)
@@ -68,6 +89,49 @@ export function notarized(inner: EffectTarget, opts: NotarizedOptions): EffectTa
   const reasonOf = (view: AttemptView) => {
     const failed = view.records.find((r) => r.kind === 'failed')
     return `the service refused attempt ${view.attempt}: ${String((failed?.body as { reason?: unknown } | undefined)?.reason ?? 'no reason given')}`
+  }
+
+  /**
+   * The abort of attempt `n` lost to the service's claim: a request for it
+   * reached the service late (a crashed agent's, or a relay's that lost its
+   * lease) and the service is performing it now, so its outcome usually
+   * follows within milliseconds. Polls the notary's attempt until it is
+   * PERFORMED (the receipt) or FAILED (null: apply answers the recorded
+   * refusal, sending nothing), for at most claimWaitMs; still CLAIMED then,
+   * or the notary silent meanwhile: AMBIGUOUS, never a guess. Polling, not a
+   * long-poll: the in-transaction form writes `performed` straight into the
+   * notary's tables, and an HA notary runs several servers over one
+   * database, so no one server process sees every outcome arrive.
+   */
+  const awaitOutcome = async (effect: Effect, n: number): Promise<Receipt | null> => {
+    const deadline = now() + claimWaitMs
+    let pause = POLL_FIRST_MS
+    for (;;) {
+      const left = deadline - now()
+      if (left <= 0) {
+        throw new DispatchFault(
+          'unknowable',
+          `target ${inner.name}: the service claimed attempt ${n} and has not reported its outcome (waited ${claimWaitMs} ms at the notary after its claim won over this agent's abort): it may have died in its handler; not guessing`,
+        )
+      }
+      await sleep(Math.min(pause, left))
+      pause = Math.min(pause * 2, POLL_MAX_MS)
+      let view: AttemptView
+      try {
+        view = await notary.attempt(effect.id, n)
+      } catch (err) {
+        throw new DispatchFault(
+          'unknowable',
+          `target ${inner.name}: the service claimed attempt ${n}, and the notary stopped answering while this agent waited for its outcome: ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        )
+      }
+      const wrong = untrustworthy(view)
+      if (wrong) throw new DispatchFault('unknowable', `target ${inner.name}: ${wrong}`)
+      if (view.state === 'PERFORMED') return receiptOf(view)
+      if (view.state === 'FAILED') return null
+      if (view.state !== 'CLAIMED') throw new DispatchFault('unknowable', `target ${inner.name}: attempt ${n} went from CLAIMED to ${view.state} at the notary; not guessing`)
+    }
   }
 
   const target: EffectTarget = {
@@ -116,6 +180,7 @@ export function notarized(inner: EffectTarget, opts: NotarizedOptions): EffectTa
     },
     async query(effect: Effect): Promise<Receipt | null> {
       let view = await read(effect, 'unknowable')
+      let abortLost = false
       for (let round = 0; round < 4; round++) {
         const last = view.attempts.at(-1)
         const wrong = last && untrustworthy(last)
@@ -123,6 +188,7 @@ export function notarized(inner: EffectTarget, opts: NotarizedOptions): EffectTa
         const state = last?.state ?? 'NONE'
         if (state === 'PERFORMED') return receiptOf(last!)
         if (state === 'FAILED' || state === 'ABORTED') return null
+        if (state === 'CLAIMED' && abortLost) return awaitOutcome(effect, last!.attempt)
         if (state === 'CLAIMED') {
           throw new DispatchFault('unknowable', `target ${inner.name}: the service claimed attempt ${last!.attempt} and the notary has no outcome for it: it started and may or may not have finished`)
         }
@@ -135,6 +201,8 @@ export function notarized(inner: EffectTarget, opts: NotarizedOptions): EffectTa
           throw new DispatchFault('unknowable', `target ${inner.name}: could not abort attempt ${attempt}: ${why}`, { cause: err })
         }
         if (answer.status === 'written') return null
+        // Lost (decided), or the chain moved on (stale): a claim may have won; read which.
+        abortLost = true
         if (answer.status !== 'decided' && answer.status !== 'stale') {
           throw new DispatchFault('unknowable', `target ${inner.name}: the notary refused the abort of attempt ${attempt} (${answer.reason ?? answer.status})`)
         }
