@@ -17,7 +17,8 @@
  * [1] no effect applied twice;
  * [2] COMMITTED ⇒ applied exactly once; FAILED, REJECTED or never journaled ⇒ not applied;
  * [3] AMBIGUOUS only with a stated cause: the service died in its handler after
- *     claiming (the attempt CLAIMED without outcome), the notary did not answer
+ *     claiming (the attempt CLAIMED without outcome; still so after recovery
+ *     waited for it, when its abort lost to the claim), the notary did not answer
  *     the agent, or the agent was handed an answer that does not verify. An
  *     agent crash alone never leaves AMBIGUOUS while the notary answers;
  * [4] every effect ends in a stated safe state: COMMITTED, FAILED, REJECTED,
@@ -108,7 +109,10 @@ export async function runNotarySchedule(rig: NotaryRig, s: NotarySchedule, witho
   const client = () => notaryClient({ url: notary.url, writer: 'agent-1', key: AGENT, timeoutMs: 2000 })
   const agentTargets = (life: Life, tamper = false): EffectTarget[] =>
     s.effects.map((e) =>
-      withoutNotary ? httpTarget(e.n, 2000) : notarized(httpTarget(e.n, 2000), { notary: agentClient(client(), life, unreachable, tamper), services: TRUSTED.services }),
+      withoutNotary
+        ? httpTarget(e.n, 2000)
+        : // claimWaitMs as config gives it: the target's timeout_ms (config-target.ts).
+          notarized(httpTarget(e.n, 2000), { notary: agentClient(client(), life, unreachable, tamper), services: TRUSTED.services, claimWaitMs: 2000 }),
     )
 
   // The effects, their premises captured (unhurried), stale ones changed right after.

@@ -181,7 +181,7 @@ const httpUrl = (description: string) =>
 
 const notaryTargetKeys = {
   notary: httpUrl(
-    'Tier 3 only: the notary (`interlock notary serve`, docs/notary.md) this service writes to. The agent writes intend there before each send, signed with the [relay] key under that key\'s name, names it in the effect\'s DISPATCHED record, and recovery asks the notary instead of going AMBIGUOUS. Only http targets take it (no other type sends the Interlock-Effect header to a service that records performed itself; the loader refuses it there). An effect in flight whose DISPATCHED record names a notary this key no longer names goes AMBIGUOUS on recovery: remove or change it only when none is in flight.',
+    'Tier 3 only: the notary (`interlock notary serve`, docs/notary.md) this service writes to. The agent writes intend there before each send, signed with the [relay] key under that key\'s name, names it in the effect\'s DISPATCHED record, and recovery asks the notary instead of going AMBIGUOUS; a late request whose claim beats recovery\'s abort is being performed, and recovery waits up to timeout_ms for its outcome there. Only http targets take it (no other type sends the Interlock-Effect header to a service that records performed itself; the loader refuses it there). An effect in flight whose DISPATCHED record names a notary this key no longer names goes AMBIGUOUS on recovery: remove or change it only when none is in flight.',
   ),
   notary_services: {
     ...notaryKeys,
