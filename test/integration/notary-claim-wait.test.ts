@@ -187,7 +187,7 @@ const RECOVERIES: [string, Recover][] = [
     await gate.close()
   }],
   ['reconcile-effects', async (store, url) => {
-    const result = await reconcileEffects({ store, storeConfig: storeConfig(), targets: [recoveringTarget(url)], retry: { maxAttempts: 3, backoffMs: 10 }, olderThanMs: 0 })
+    const result = await reconcileEffects({ store, storeConfig: storeConfig(), targets: [recoveringTarget(url)], retry: { maxAttempts: 3, backoffMs: 10 }, olderThanMs: 0, concurrency: 1 })
     expect(result.report).toBeDefined()
   }],
 ]
