@@ -7,7 +7,8 @@
  * going AMBIGUOUS at once.
  *
  * Real parts: a child agent SIGKILLed at `after-intend` (journal DISPATCHED,
- * the notary's attempt 1 INTENDED, nothing sent), a SQLite journal, the
+ * the notary's attempt 1 INTENDED, nothing sent), or a relay stalled there
+ * past its lease and another relay taking the effect over, a SQLite journal, the
  * notary's HTTP API over its SQLite log, the demo's HTTP service behind the
  * notary's middleware, and the recovering target built from config as the
  * inline gate, the relay and reconcile-effects build it (registry.ts). The
@@ -25,17 +26,24 @@ import { CRASH_ENV } from '../../src/core/crash-points.js'
 import { toBase64Url } from '../../src/core/crypto/encoding.js'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { toEffect, type EffectInput } from '../../src/core/effect.js'
+import { DispatchFault } from '../../src/core/errors.js'
 import { Gate } from '../../src/core/gate.js'
 import { ATTEMPT_HEADER, EFFECT_HEADER } from '../../src/core/notary/headers.js'
+import { notaryClient } from '../../src/core/notary/client.js'
 import { notaryLog, type NotaryLog } from '../../src/core/notary/log.js'
 import { notaryMiddleware } from '../../src/core/notary/middleware.js'
+import { notarized } from '../../src/core/notary/notarized.js'
 import { startNotaryServer, type NotaryServer } from '../../src/core/notary/server.js'
 import { openSqliteNotaryStore } from '../../src/core/notary/sqlite/sqlite-notary-store.js'
 import { outcomeOf } from '../../src/core/outcome.js'
+import { Outbox } from '../../src/core/outbox/outbox.js'
+import { RulesPolicy } from '../../src/core/policy/rules.js'
+import { Relay } from '../../src/core/relay/relay.js'
 import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
 import { createTarget } from '../../src/core/targets/registry.js'
+import type { EffectTarget } from '../../src/core/targets/target.js'
 import { runTsChild } from '../helpers/child.js'
 import { startHttpService, type HttpService } from '../helpers/http-service.js'
 import type { NotaryChildPlan } from '../crash/notary-child.js'
@@ -214,6 +222,74 @@ describe('recovery whose abort loses to a late request\'s claim waits for the se
       expect((await inner.effect(id)).attempts.map((a) => a.state)).toEqual(['PERFORMED'])
       expect(await inner.verify(id)).toEqual([])
     } finally {
+      await store.close()
+    }
+  })
+
+  it('the service performs while a relay that took the effect over waits: COMMITTED with its signed answer, applied once, no second attempt sent', async () => {
+    const url = notary!.url
+    const store = await openStore(storeConfig())
+    const relayKey = generateKeyPair('relay', 'relay-claim-wait')
+    const outbox = new Outbox({ store, targets: [recoveringTarget(url)] })
+    const input = { thread: 'claim-wait-relay', target: 'svc', action: 'charge', args: { amount: '5.00' } }
+    const h = await outbox.submit(input)
+    // Relay A writes intend for attempt 1, then stalls before its request leaves (a stopped process) and loses its lease.
+    const bare = createTarget('svc', plainTier3())
+    let unstall!: (err: Error) => void
+    const stalled = new Promise<never>((_resolve, reject) => (unstall = reject))
+    const stalling: EffectTarget = { name: 'svc', tier: 3, validatePremises: (e) => bare.validatePremises(e), apply: () => stalled }
+    const targetA = notarized(stalling, { notary: notaryClient({ url, writer: 'agent-1', key: agent }), services: trusted.services })
+    let clockA = 0
+    let stopped = false
+    const a = new Relay({
+      store: new Proxy(store, {
+        get(t, prop, receiver) {
+          // A stopped process neither renews its lease nor claims again.
+          if (prop === 'renewLease') return () => new Promise<string[]>(() => {})
+          if (prop === 'claim') return (req: Parameters<Store['claim']>[0]) => (stopped ? Promise.resolve([]) : store.claim(req))
+          const v = Reflect.get(t, prop, receiver)
+          return typeof v === 'function' ? v.bind(t) : v
+        },
+      }),
+      targets: [targetA],
+      relayId: 'A',
+      key: relayKey,
+      policy: new RulesPolicy([]),
+      pollMs: 20,
+      leaseMs: 200,
+      monotonic: () => clockA,
+    })
+    try {
+      await a.start()
+      const end = Date.now() + 10_000
+      while ((await inner.effect(h.effectId)).attempts[0]?.state !== 'INTENDED') {
+        if (Date.now() > end) throw new Error('relay A never wrote intend')
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      stopped = true
+      expect((await store.get(h.effectId))?.state).toBe('DISPATCHED')
+      await new Promise((r) => setTimeout(r, 300))
+      // Its request arrives late, while relay B aborts the attempt, and wins.
+      const late = lateRequestBeatsTheAbort(h.effectId, input)
+      scene.afterLostAbortRead = (k) => {
+        if (k === 1) scene.hold.resolve()
+      }
+      const b = new Relay({ store, targets: [recoveringTarget(url)], relayId: 'B', key: relayKey, policy: new RulesPolicy([]), pollMs: 20, leaseMs: 5_000, retry: { maxAttempts: 3, backoffMs: 10 } })
+      await b.start()
+      const outcome = await h.result()
+      await b.stop()
+      expect(outcome.status, JSON.stringify(outcome)).toBe('committed')
+      expect(outcome).toMatchObject({ status: 'committed', via: 'query', receipt: { status: 200, notary: { attempt: 1, record: { kind: 'performed', writer: 'svc' } } } })
+      expect(await late.answered).toBe(200)
+      expect(applications(h.effectId)).toBe(1)
+      expect(requestsFor(h.effectId)).toBe(1)
+      expect((await inner.effect(h.effectId)).attempts.map((x) => x.state)).toEqual(['PERFORMED'])
+    } finally {
+      // A resumes past its lease: its request never left (the late one above stood for it), and its fence says no.
+      clockA = 60_000
+      unstall(new DispatchFault('not-sent', 'relay A resumed'))
+      await Promise.race([a.stop(), new Promise((r) => setTimeout(r, 3000))])
+      await outbox.close()
       await store.close()
     }
   })
