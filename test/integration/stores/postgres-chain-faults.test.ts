@@ -1,0 +1,171 @@
+/**
+ * The PostgreSQL batch appends (schemas/postgres/0004_append_chain.sql) when
+ * something goes wrong in the middle of one: a journal whose head row was
+ * deleted by hand, a statement cancelled by statement_timeout while it waits
+ * for a lock, the connection killed (pg_terminate_backend) mid-statement.
+ * Whatever happens, a batch is written whole or not at all, every caller in
+ * it learns so, and the journal's invariants hold afterwards
+ * (test/helpers/pg-journal-invariants.ts).
+ */
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Effect } from '../../../src/core/effect.js'
+import { StoreUnavailableError } from '../../../src/core/errors.js'
+import { install } from '../../../src/core/stores/migrate.js'
+import { createPool } from '../../../src/core/stores/postgres/connect.js'
+import { quoteSchema } from '../../../src/core/stores/postgres/identifier.js'
+import type { PgSessionLimits } from '../../../src/core/stores/postgres/session-limits.js'
+import { PostgresStore } from '../../../src/core/stores/postgres/store.js'
+import { withGroupCommit } from '../../../src/core/stores/group-commit.js'
+import type { AppendRequest, Store } from '../../../src/core/stores/store.js'
+import { drive, effect, move, propose } from '../../contract/fixtures.js'
+import { journalViolations } from '../../helpers/pg-journal-invariants.js'
+import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
+
+let db: TestDatabase
+let admin: pg.Client
+beforeAll(async () => {
+  db = await createTestDatabase()
+  admin = new pg.Client({ connectionString: db.url })
+  await admin.connect()
+})
+afterAll(async () => {
+  await admin?.end()
+  await db?.drop()
+})
+
+let n = 0
+async function fresh(limits?: PgSessionLimits): Promise<{ schema: string; s: string; store: Store }> {
+  const schema = `faults_${++n}`
+  await install({ kind: 'postgres', url: db.url, schema })
+  const pool = createPool(db.url, { maxConnections: 4, limits })
+  return { schema, s: quoteSchema(schema), store: withGroupCommit(new PostgresStore(pool, schema)) }
+}
+
+const chained = (r: AppendRequest): AppendRequest => ({ ...r, chained: true })
+const gateChain = (e: Effect): AppendRequest[] => [propose(e, 1), chained(move(e, 'PROPOSED', 'AUTHORIZED')), chained(move(e, 'AUTHORIZED', 'DISPATCHED'))]
+const relayChain = (e: Effect): AppendRequest[] => [move(e, 'PROPOSED', 'AUTHORIZED'), chained(move(e, 'AUTHORIZED', 'DISPATCHED'))]
+
+async function tables(s: string): Promise<string> {
+  const { rows } = await admin.query(
+    `SELECT (SELECT json_agg(r ORDER BY journal, seq) FROM ${s}.journal_records r)::text AS records,
+            (SELECT json_agg(e ORDER BY id) FROM ${s}.effects e)::text AS effects,
+            (SELECT json_agg(h ORDER BY journal) FROM ${s}.journals h)::text AS heads`,
+  )
+  return JSON.stringify(rows[0])
+}
+
+/** Holds a row lock on one effect until released, so an append that needs it waits in the middle of its statement. */
+async function lockEffect(s: string, id: string): Promise<{ release(): Promise<void> }> {
+  const c = new pg.Client({ connectionString: db.url })
+  await c.connect()
+  await c.query('BEGIN')
+  await c.query(`SELECT 1 FROM ${s}.effects WHERE id = $1 FOR UPDATE`, [id])
+  return { release: async () => void (await c.query('ROLLBACK').finally(() => c.end())) }
+}
+
+/** The backend running an append_chains() statement that waits for a lock, once there is one. */
+async function waitingAppend(): Promise<number> {
+  for (let i = 0; i < 400; i++) {
+    const { rows } = await admin.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%append_chains%'`,
+    )
+    if (rows[0]) return rows[0].pid
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error('no append_chains() statement came to wait for the lock')
+}
+
+describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
+  it("a batch moving an effect whose journal's head row was deleted by hand is refused, naming it, like one chain; nothing of the batch is written", async () => {
+    const { s, schema, store } = await fresh()
+    const [e, f, g] = [effect('h1', 1), effect('h2', 1), effect('h1', 2)]
+    await drive(store, e, 'PROPOSED')
+    await drive(store, f, 'PROPOSED')
+    await admin.query(`DELETE FROM ${s}.journals WHERE journal = 'h1'`)
+    const before = await tables(s)
+    // Three callers joined by group commit: one append_chains() call.
+    const outcomes = await Promise.allSettled([store.append(relayChain(f)), store.append(relayChain(e)), store.append(gateChain(g))])
+    for (const o of outcomes) {
+      expect(o.status).toBe('rejected')
+      expect(String((o as PromiseRejectedResult).reason)).toContain(`effect ${e.id}'s journal has no head row`)
+    }
+    expect(await tables(s)).toBe(before)
+    // The journal is damaged by hand, not by an append: nothing else is wrong.
+    expect(await journalViolations(admin, schema)).toEqual(['h1: records but no head'])
+    await store.close()
+  })
+
+  it("a head row deleted by hand while the batch waits for its lock: the batch is refused, naming the effect, and no other journal's head is taken for it", async () => {
+    const { s, schema, store } = await fresh()
+    const [e, f] = [effect('m2', 1), effect('m3', 1)]
+    await drive(store, e, 'PROPOSED')
+    await drive(store, f, 'AUTHORIZED')
+    const before = await tables(s)
+    const deleter = new pg.Client({ connectionString: db.url })
+    await deleter.connect()
+    await deleter.query('BEGIN')
+    await deleter.query(`SELECT 1 FROM ${s}.journals WHERE journal = 'm2' FOR UPDATE`)
+    // e's chain would be written; f's (in the journal after e's) believes a state f has left, and loses.
+    const pending = store.append([...relayChain(e), move(f, 'PROPOSED', 'AUTHORIZED')]).then(
+      () => 'written',
+      (x: unknown) => String(x),
+    )
+    try {
+      await waitingAppend()
+      await deleter.query(`DELETE FROM ${s}.journals WHERE journal = 'm2'`)
+    } finally {
+      await deleter.query('COMMIT').finally(() => deleter.end())
+    }
+    expect(await pending).toContain(`effect ${e.id}'s journal has no head row`)
+    const { rows } = await admin.query<{ records: string }>(`SELECT count(*)::text AS records FROM ${s}.journal_records WHERE journal = 'm2'`)
+    expect(rows[0]!.records).toBe('1')
+    expect(await journalViolations(admin, schema)).toEqual(['m2: records but no head'])
+    // Records and effects as before; only the head deleted by hand is gone.
+    const withoutHeads = (t: string) => ({ ...(JSON.parse(t) as Record<string, unknown>), heads: undefined })
+    expect(withoutHeads(await tables(s))).toEqual(withoutHeads(before))
+    await store.close()
+  })
+
+  it('a batch cancelled by statement_timeout while it waits for a lock writes nothing; every caller in it is told; the same chains then go through once', async () => {
+    const { s, schema, store } = await fresh({ statementTimeoutMs: 300 })
+    const effects = Array.from({ length: 6 }, (_, i) => effect(`c${i % 2}`, i))
+    for (const e of effects) await drive(store, e, 'PROPOSED')
+    const held = await lockEffect(s, effects[3]!.id)
+    const before = await tables(s)
+    const outcomes = await Promise.allSettled([...effects.map((e) => store.append(relayChain(e))), store.append(gateChain(effect('c0', 99)))]).finally(held.release)
+    for (const o of outcomes) {
+      expect(o.status).toBe('rejected')
+      expect(String((o as PromiseRejectedResult).reason)).toContain('statement timeout')
+    }
+    expect(await tables(s)).toBe(before)
+    const again = await Promise.all(effects.map((e) => store.append(relayChain(e))))
+    expect(again.flat().map((r) => r.ok)).toEqual(effects.flatMap(() => [true, true]))
+    expect(await journalViolations(admin, schema)).toEqual([])
+    await store.close()
+  })
+
+  it("a connection killed mid-statement: the batch's callers are told the outcome is unknown, nothing was written, and the pool goes on with a new connection", async () => {
+    const { s, schema, store } = await fresh()
+    const effects = Array.from({ length: 6 }, (_, i) => effect(`k${i % 2}`, i))
+    for (const e of effects) await drive(store, e, 'PROPOSED')
+    const held = await lockEffect(s, effects[4]!.id)
+    const before = await tables(s)
+    const pending = Promise.allSettled(effects.map((e) => store.append(relayChain(e))))
+    try {
+      await admin.query('SELECT pg_terminate_backend($1)', [await waitingAppend()])
+    } finally {
+      await held.release()
+    }
+    const outcomes = await pending
+    for (const o of outcomes) {
+      expect(o.status).toBe('rejected')
+      expect((o as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError)
+    }
+    expect(await tables(s)).toBe(before)
+    const again = await Promise.all(effects.map((e) => store.append(relayChain(e))))
+    expect(again.flat().map((r) => r.ok)).toEqual(effects.flatMap(() => [true, true]))
+    expect(await journalViolations(admin, schema)).toEqual([])
+    await store.close()
+  })
+})
