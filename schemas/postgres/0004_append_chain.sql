@@ -426,10 +426,23 @@ BEGIN
     SELECT coalesce(array_agg(q.head_seq ORDER BY q.journal), '{}'), coalesce(array_agg(q.head_hash ORDER BY q.journal), '{}') INTO v_hseq, v_hhash
       FROM (SELECT h.journal, h.head_seq, h.head_hash FROM :"schema".journals h
             WHERE h.journal = ANY(v_journals) ORDER BY h.journal FOR UPDATE) q;
-  ELSE
+  END IF;
+  -- Some heads are new, or one counted above was deleted before its lock came (by hand: no append deletes
+  -- one) and is missing from the arrays, whose places would then be the next journals' heads: one at a
+  -- time, in order.
+  IF cardinality(v_hseq) <> coalesce(cardinality(v_journals), 0) THEN
+    v_hseq := '{}';
+    v_hhash := '{}';
     FOR k IN 1 .. cardinality(v_journals) LOOP
       SELECT h.head_seq, h.head_hash INTO v_seq, v_prev FROM :"schema".journals h WHERE h.journal = v_journals[k] FOR UPDATE;
       IF NOT FOUND THEN
+        -- A journal holding an effect the batch moves has a head: one without was changed by hand. Refused, as
+        -- append_chain() refuses it, rather than started again at its genesis over the records it holds.
+        SELECT p_ids[s.i] INTO v_prev FROM generate_subscripts(p_ids, 1) AS s(i)
+          WHERE s_found[r_slot[s.i]] AND s_journal[r_slot[s.i]] = v_journals[k] LIMIT 1;
+        IF FOUND THEN
+          RAISE EXCEPTION 'effect %''s journal has no head row; the journal was changed by hand', v_prev;
+        END IF;
         INSERT INTO :"schema".journals AS h (journal, head_seq, head_hash) VALUES (v_journals[k], 0, p_genesis) ON CONFLICT (journal) DO NOTHING;
         GET DIAGNOSTICS n = ROW_COUNT;
         IF n = 1 THEN
