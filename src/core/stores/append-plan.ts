@@ -131,7 +131,7 @@ export function planAppend(
     return c && heads.has(c.effect.thread) ? c : undefined
   }
 
-  for (const req of requests) {
+  for (const [i, req] of requests.entries()) {
     const before = results.at(-1)
     // A chain is all or nothing: a request chained to one that lost loses with it.
     if (req.chained && before && !before.ok) {
@@ -142,7 +142,9 @@ export function planAppend(
     const state = snap ? snap.state : null
     // Compare-and-set: the writer's belief must be the truth; a proposal must find nothing.
     // Fencing: a relay's write counts only while the lease it names is the effect's lease now.
-    if (state !== req.from || (req.lease && !sameLease(req.lease, leases?.get(req.effectId)))) {
+    // A chain is decided at its first request, fencing included: a request chained on under a lease the
+    // effect no longer holds fails the whole chain, never leaving the requests before it written alone.
+    if (state !== req.from || !chainHoldsLeases(requests, i, leases)) {
       results.push({ ok: false, current: snap ? structuredClone(snap) : null })
       continue
     }
@@ -184,6 +186,15 @@ export function planAppend(
 /** True when a proposal's record data is exactly `{ effect, tier }` (the gate proposes with those two keys, which recordData overwrites). */
 function onlyEffectAndTier(data: JsonObject): boolean {
   for (const k in data) if (k !== 'effect' && k !== 'tier') return false
+  return true
+}
+
+/** Whether every request of the chain starting at `first` that names a lease names the effect's lease now (leases do not change within a batch). */
+function chainHoldsLeases(requests: readonly AppendRequest[], first: number, leases: ReadonlyMap<string, Lease> | undefined): boolean {
+  for (let i = first; i < requests.length && (i === first || requests[i]!.chained); i++) {
+    const r = requests[i]!
+    if (r.lease && !sameLease(r.lease, leases?.get(r.effectId))) return false
+  }
   return true
 }
 
