@@ -296,11 +296,15 @@ $fn$;
 --      wakes no relay), and none at all for a batch of several effects,
 --      which it notifies after the commit, in a statement of its own
 --      (src/core/stores/postgres/append.ts: why);
---   6. one row per request, in request order, as append() answers.
+--   6. one row per request, in request order, as append() answers: a
+--      request that lost, with its effect as the requests before it left
+--      it (as append_each() and the planner answer;
+--      test/integration/stores/chain-batch-alike.test.ts).
 -- Two chains of one effect in a batch (two callers racing on it, joined by
 -- group commit) are checked in turn, the second against the state the first
--- left: one of them loses, whole, and is answered with the effect as it
--- stands. A chained request that does not continue the request before it
+-- left: one of them loses, whole, and is answered with the effect as the
+-- first left it. A move's journal without a head row was changed by hand:
+-- the batch is refused, naming the effect, as append_chain() refuses it. A chained request that does not continue the request before it
 -- (another effect, or a proposal) is a caller's bug: it raises, and nothing
 -- is written; one whose `from` is not the state the request before it moves
 -- to fails its chain.
@@ -351,6 +355,7 @@ DECLARE
   r_seq      bigint[];
   r_prev     text[];
   r_hash     text[];
+  r_asof     integer[];   -- a request that lost: the last request written for its effect before it (NULL: none)
   -- per slot: the effect as the batch finds it (locked, or looked for), then as the batch leaves it
   s_found    boolean[] := array_fill(false, ARRAY[n_req]);
   s_journal  text[];
@@ -361,13 +366,16 @@ DECLARE
   s_exists   boolean[] := array_fill(false, ARRAY[n_req]);
   s_last     integer[];   -- the last request written for it
   s_new      integer[];   -- the proposal that created it in this batch
+  s_before   text[];      -- as locked, before the batch: state, detail and time, for what a loser is told
+  s_bdetail  text[];
+  s_bupdated timestamptz[];
   -- heads, parallel to v_journals
   v_journals text[];
   v_hseq     bigint[];
   v_hhash    text[];
   v_dirty    boolean[];
   v_channels text[] := '{}';
-  a_i integer[]; a_journal text[]; a_state text[]; a_lrelay text[]; a_ltoken bigint[]; a_lseq bigint[];
+  a_i integer[]; a_journal text[]; a_state text[]; a_lrelay text[]; a_ltoken bigint[]; a_lseq bigint[]; a_detail text[]; a_updated timestamptz[];
   u_id text[]; u_to text[]; u_seq bigint[]; u_data text[]; u_prev_seq bigint[]; nu integer := 0;
   c_i integer[]; nc integer := 0;
   v_s        integer;
@@ -398,9 +406,10 @@ BEGIN
           FROM generate_subscripts(p_ids, 1) AS s(i) WINDOW w AS (PARTITION BY p_ids[s.i])) q;
 
   -- 1. The effects moved, each once, locked in id order; the lock returns their latest version.
-  SELECT array_agg(q.slot), array_agg(q.journal), array_agg(q.state), array_agg(q.lease_relay), array_agg(q.lease_token), array_agg(q.last_seq)
-    INTO a_i, a_journal, a_state, a_lrelay, a_ltoken, a_lseq
-    FROM (SELECT r_slot[s.i] AS slot, x.journal, x.state, x.lease_relay, x.lease_token, x.last_seq
+  SELECT array_agg(q.slot), array_agg(q.journal), array_agg(q.state), array_agg(q.lease_relay), array_agg(q.lease_token), array_agg(q.last_seq),
+         array_agg(q.detail), array_agg(q.updated_at)
+    INTO a_i, a_journal, a_state, a_lrelay, a_ltoken, a_lseq, a_detail, a_updated
+    FROM (SELECT r_slot[s.i] AS slot, x.journal, x.state, x.lease_relay, x.lease_token, x.last_seq, x.detail::text AS detail, x.updated_at
           FROM generate_subscripts(p_ids, 1) AS s(i) JOIN :"schema".effects x ON x.id = p_ids[s.i]
           WHERE r_move[s.i] = s.i ORDER BY x.id FOR UPDATE OF x) q;
   FOR k IN 1 .. coalesce(cardinality(a_i), 0) LOOP
@@ -412,6 +421,9 @@ BEGIN
     s_lrelay[j] := a_lrelay[k];
     s_ltoken[j] := a_ltoken[k];
     s_lseq[j] := a_lseq[k];
+    s_before[j] := a_state[k];
+    s_bdetail[j] := a_detail[k];
+    s_bupdated[j] := a_updated[k];
   END LOOP;
 
   -- 2. The heads of their journals and of the proposals', in journal order, creating the missing ones.
@@ -493,6 +505,12 @@ BEGIN
         v_pass := s_found[v_s] AND coalesce(s_lrelay[v_s] <> '' AND s_lrelay[v_s] = p_lease_relay[i] AND s_ltoken[v_s] = p_lease_token[i], false);
       END IF;
     END LOOP;
+    IF NOT v_pass THEN
+      -- Told the effect as the requests before it left it (append_each() and the planner answer so).
+      FOR i IN j .. v_end LOOP
+        r_asof[i] := s_last[v_s];
+      END LOOP;
+    END IF;
     IF v_pass THEN
       IF p_thread[j] IS NOT NULL THEN
         s_journal[v_s] := p_thread[j];
@@ -567,12 +585,19 @@ BEGIN
     PERFORM pg_notify(v_channels[k], p_payload);
   END LOOP;
 
-  -- 6. One row per request: the record written, or the effect as it stands (NULLs when there is none).
+  -- 6. One row per request: the record written, or the effect as the requests before it left it: its last
+  --    state written by the batch so far, else as the batch found it (NULLs when there was none yet).
   RETURN QUERY
-  SELECT s.i, r_ok[s.i], r_journal[s.i], r_seq[s.i], r_prev[s.i], r_hash[s.i],
-         x.effect, x.tier, x.state, x.last_seq, x.detail, x.created_at, x.updated_at
+  SELECT s.i, r_ok[s.i], r_journal[s.i], r_seq[s.i], r_prev[s.i], r_hash[s.i], x.effect, x.tier,
+         CASE WHEN a.asof IS NOT NULL THEN p_to[a.asof] WHEN s_found[a.slot] THEN s_before[a.slot] ELSE x.state END,
+         CASE WHEN a.asof IS NOT NULL THEN r_seq[a.asof] WHEN s_found[a.slot] THEN s_lseq[a.slot] ELSE x.last_seq END,
+         CASE WHEN a.asof IS NOT NULL THEN p_data[a.asof]::json WHEN s_found[a.slot] THEN s_bdetail[a.slot]::json ELSE x.detail END,
+         x.created_at,
+         CASE WHEN a.asof IS NOT NULL THEN p_at::timestamptz WHEN s_found[a.slot] THEN s_bupdated[a.slot] ELSE x.updated_at END
   FROM generate_subscripts(p_ids, 1) AS s(i)
-  LEFT JOIN :"schema".effects x ON NOT r_ok[s.i] AND x.id = p_ids[s.i]
+  CROSS JOIN LATERAL (SELECT r_asof[s.i] AS asof, r_slot[s.i] AS slot) a
+  -- An effect this batch proposed after the request that lost did not exist for it.
+  LEFT JOIN :"schema".effects x ON NOT r_ok[s.i] AND x.id = p_ids[s.i] AND (a.asof IS NOT NULL OR s_found[a.slot] OR s_new[a.slot] IS NULL)
   ORDER BY s.i;
 END
 $fn$;

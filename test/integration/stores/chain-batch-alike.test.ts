@@ -46,16 +46,12 @@ async function both(): Promise<Record<'sqlite' | 'postgres', Store>> {
 const chained = (r: AppendRequest): AppendRequest => ({ ...r, chained: true })
 const leased = (r: AppendRequest, lease: Lease): AppendRequest => ({ ...r, lease })
 
-/**
- * Which requests a store wrote, and what its journals hold: everything but times, hashes and lease tokens.
- * Not what a loser is told of its effect: append_chains() answers the effect as the whole batch left it,
- * the planner (and append_each()) as the requests before the loser left it.
- */
+/** What a store told each request (a loser: its effect as the requests before it left it), and what its journals hold: everything but times, hashes and lease tokens. */
 async function run(store: Store, batch: (leases: Map<string, Lease>) => AppendRequest[], setup: (store: Store) => Promise<void>): Promise<unknown> {
   await setup(store)
   const leases = new Map((await store.claim({ relay: 'r1', limit: 100, leaseMs: 60_000 })).map((c) => [c.snapshot.effect.id, c.lease]))
   const told = (await store.append(batch(leases))).map((r: AppendResult) =>
-    r.ok ? ['written', r.record.journal, r.record.seq, r.record.state] : ['lost'],
+    r.ok ? ['written', r.record.journal, r.record.seq, r.record.state] : ['lost', r.current?.state ?? null, r.current?.seq ?? null, r.current?.detail ?? null],
   )
   const records = (await allRecords(store)).map((r) => [r.journal, r.seq, r.effectId.slice(0, 8), r.state, r.data])
   return { told, records }
