@@ -5,63 +5,23 @@
  * reads only from the pins on; `outbox verify` then fails a journal whose
  * settled history was rewritten behind the pin, the chain recomputed.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/core/config/load.js'
-import { Gate } from '../../src/core/gate.js'
-import { RulesPolicy } from '../../src/core/policy/rules.js'
-import { openStore } from '../../src/core/stores/open.js'
 import { assertCliBuilt, interlock, type Run } from '../helpers/cli.js'
-import { CountingTarget } from '../helpers/counting-target.js'
 import type { RawRecord } from '../helpers/outbox-stores.js'
+import { settledHistory } from '../helpers/settled-history.js'
 import { rechain, withData } from '../helpers/tamper.js'
 
 beforeAll(assertCliBuilt)
 
 const json = (run: Run) => JSON.parse(run.stdout)
 
-/** Journal "done": three refunds (records 1-12). Journal "mixed": a refund (1-4), a mail no one can know (5-8), a refund (9-12). */
-async function setup(): Promise<string> {
-  const cwd = mkdtempSync(join(tmpdir(), 'interlock-e2e-checkpoint-'))
-  const keygen = await interlock(['operator', 'keygen', '--name', 'alice', '--json'], { cwd })
-  expect(keygen.code, keygen.stderr).toBe(0)
-  const config = `
-[store]
-path = "journal.db"
-[targets.refunds]
-type = "http"
-tier = 1
-url = "http://127.0.0.1:9/refunds"
-[targets.mail]
-type = "http"
-tier = 3
-url = "http://127.0.0.1:9/mail"
-[[operators]]
-name = "alice"
-public_key = "${json(keygen).publicKey}"
-`
-  writeFileSync(join(cwd, 'interlock.toml'), config)
-  const store = await openStore(parseConfig(config, { file: join(cwd, 'interlock.toml'), env: {} }).store)
-  const mail = new CountingTarget('mail', 3)
-  mail.faults.push({ kind: 'unknown' })
-  const gate = new Gate({ store, targets: [new CountingTarget('refunds', 1), mail], policy: new RulesPolicy([]), retry: { maxAttempts: 1, backoffMs: 0 } })
-  const refund = (thread: string, amount: string) => gate.submit({ thread, target: 'refunds', action: 'refund', args: { amount, currency: 'USD' } })
-  for (const amount of ['1.00', '2.00', '3.00']) expect((await refund('done', amount)).status).toBe('committed')
-  expect((await refund('mixed', '4.00')).status).toBe('committed')
-  expect((await gate.submit({ thread: 'mixed', target: 'mail', action: 'send', args: { to: 'a@example.com' } })).status).toBe('ambiguous')
-  expect((await refund('mixed', '5.00')).status).toBe('committed')
-  await gate.close()
-  await store.close()
-  return cwd
-}
-
 describe('interlock outbox checkpoint', () => {
   let cwd: string
   beforeAll(async () => {
-    cwd = await setup()
+    cwd = (await settledHistory('interlock-e2e-checkpoint-')).cwd
   }, 60_000)
 
   it('pins settled history under a signed checkpoint, stored and written to --out; the next run reads from the pins; verify checks them', async () => {

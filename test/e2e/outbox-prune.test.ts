@@ -5,72 +5,22 @@
  * checkpoint, `outbox verify --file` the archive on its own, and an open
  * effect stops its journal's cut.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/core/config/load.js'
-import { Gate } from '../../src/core/gate.js'
-import { RulesPolicy } from '../../src/core/policy/rules.js'
-import { openStore } from '../../src/core/stores/open.js'
 import { assertCliBuilt, interlock, type Run } from '../helpers/cli.js'
-import { CountingTarget } from '../helpers/counting-target.js'
+import { settledHistory, type SettledHistory } from '../helpers/settled-history.js'
 
 beforeAll(assertCliBuilt)
 
 const json = (run: Run) => JSON.parse(run.stdout)
 
-interface Setup {
-  cwd: string
-  settled: string[]
-  ambiguous: string
-  after: string
-  publicKey: string
-}
-
-async function setup(): Promise<Setup> {
-  const cwd = mkdtempSync(join(tmpdir(), 'interlock-e2e-prune-'))
-  const keygen = await interlock(['operator', 'keygen', '--name', 'alice', '--json'], { cwd })
-  expect(keygen.code, keygen.stderr).toBe(0)
-  const publicKey = json(keygen).publicKey as string
-  const config = `
-[store]
-path = "journal.db"
-[targets.refunds]
-type = "http"
-tier = 1
-url = "http://127.0.0.1:9/refunds"
-[targets.mail]
-type = "http"
-tier = 3
-url = "http://127.0.0.1:9/mail"
-[[operators]]
-name = "alice"
-public_key = "${publicKey}"
-`
-  writeFileSync(join(cwd, 'interlock.toml'), config)
-  const parsed = parseConfig(config, { file: join(cwd, 'interlock.toml'), env: {} })
-  const store = await openStore(parsed.store)
-  const mail = new CountingTarget('mail', 3)
-  mail.faults.push({ kind: 'unknown' })
-  const gate = new Gate({ store, targets: [new CountingTarget('refunds', 1), mail], policy: new RulesPolicy([]), retry: { maxAttempts: 1, backoffMs: 0 } })
-  const refund = (thread: string, amount: string) => gate.submit({ thread, target: 'refunds', action: 'refund', args: { amount, currency: 'USD' } })
-  // Journal "done": settled throughout. Journal "mixed": settled, then an effect no one can know, then settled again.
-  const done = [await refund('done', '1.00'), await refund('done', '2.00'), await refund('done', '3.00')]
-  const first = await refund('mixed', '4.00')
-  const ambiguous = await gate.submit({ thread: 'mixed', target: 'mail', action: 'send', args: { to: 'a@example.com' } })
-  const after = await refund('mixed', '5.00')
-  expect([...done, first, after].map((o) => o.status)).toEqual(['committed', 'committed', 'committed', 'committed', 'committed'])
-  expect(ambiguous.status).toBe('ambiguous')
-  await gate.close()
-  await store.close()
-  return { cwd, settled: [...done, first].map((o) => o.effectId), ambiguous: ambiguous.effectId, after: after.effectId, publicKey }
-}
+type Setup = SettledHistory
 
 describe('interlock outbox prune', () => {
   let s: Setup
   beforeAll(async () => {
-    s = await setup()
+    s = await settledHistory('interlock-e2e-prune-')
   }, 60_000)
 
   it('archives settled history under a signed checkpoint and deletes it; verify accepts what is left, and the archive on its own', async () => {
