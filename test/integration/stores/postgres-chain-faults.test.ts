@@ -1,5 +1,6 @@
 /**
- * The PostgreSQL batch appends (schemas/postgres/0004_append_chain.sql) when
+ * The PostgreSQL batch appends (schemas/postgres/0004_append_chain.sql, and
+ * append() and append_each() as 0005_append_head_guard.sql redefines them) when
  * something goes wrong in the middle of one: a journal whose head row was
  * deleted by hand, a statement cancelled by statement_timeout while it waits
  * for a lock, the connection killed (pg_terminate_backend) mid-statement.
@@ -64,16 +65,17 @@ async function lockEffect(s: string, id: string): Promise<{ release(): Promise<v
   return { release: async () => void (await c.query('ROLLBACK').finally(() => c.end())) }
 }
 
-/** The backend running an append_chains() statement that waits for a lock, once there is one. */
-async function waitingAppend(): Promise<number> {
+/** The backend running an append_chains() (or, named, another append function's) statement that waits for a lock, once there is one. */
+async function waitingAppend(fn = 'append_chains'): Promise<number> {
   for (let i = 0; i < 400; i++) {
     const { rows } = await admin.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%append_chains%'`,
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
+      [`%.${fn}(%`],
     )
     if (rows[0]) return rows[0].pid
     await new Promise((r) => setTimeout(r, 10))
   }
-  throw new Error('no append_chains() statement came to wait for the lock')
+  throw new Error(`no ${fn}() statement came to wait for the lock`)
 }
 
 describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
@@ -166,6 +168,106 @@ describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
     const again = await Promise.all(effects.map((e) => store.append(relayChain(e))))
     expect(again.flat().map((r) => r.ok)).toEqual(effects.flatMap(() => [true, true]))
     expect(await journalViolations(admin, schema)).toEqual([])
+    await store.close()
+  })
+})
+
+// A batch with no chain (a relay's outcome batch, or single requests of several callers joined by group
+// commit) goes to append() (0001, redefined by schemas/postgres/0005_append_head_guard.sql), duplicate
+// effect ids to append_each(): the same refusals as append_chains().
+describe('PostgreSQL unchained batch appends: a journal whose head row was deleted by hand', () => {
+  const outcome = (e: Effect) => move(e, 'DISPATCHED', 'COMMITTED', { receipt: { ok: true } })
+
+  it("callers joined by group commit, one moving an effect whose journal's head row was deleted before: all are refused, naming it, not with a duplicate key; nothing is written", async () => {
+    const { s, schema, store } = await fresh()
+    const [e, f, g] = [effect('u1', 1), effect('u2', 1), effect('u3', 1)]
+    for (const x of [e, f, g]) await drive(store, x, 'DISPATCHED')
+    await admin.query(`DELETE FROM ${s}.journals WHERE journal = 'u1'`)
+    const before = await tables(s)
+    // Three callers' single outcomes joined by group commit: one append() call.
+    const outcomes = await Promise.allSettled([store.append([outcome(f)]), store.append([outcome(e)]), store.append([outcome(g)])])
+    for (const o of outcomes) {
+      expect(o.status).toBe('rejected')
+      const told = String((o as PromiseRejectedResult).reason)
+      expect(told).toContain(`effect ${e.id}'s journal has no head row`)
+      expect(told).not.toMatch(/duplicate key|23505/)
+    }
+    expect(await tables(s)).toBe(before)
+    expect(await journalViolations(admin, schema)).toEqual(['u1: records but no head'])
+    // The journals not damaged go on.
+    expect((await store.append([outcome(f), outcome(g)])).map((r) => r.ok)).toEqual([true, true])
+    expect(await journalViolations(admin, schema)).toEqual(['u1: records but no head'])
+    await store.close()
+  })
+
+  it("a batch naming the damaged journal's effect twice (append_each()) is refused, naming it, not with a duplicate key; nothing is written", async () => {
+    const { s, schema, store } = await fresh()
+    const [e, f] = [effect('w1', 1), effect('w2', 1)]
+    for (const x of [e, f]) await drive(store, x, 'DISPATCHED')
+    await admin.query(`DELETE FROM ${s}.journals WHERE journal = 'w1'`)
+    const before = await tables(s)
+    const told = await store.append([outcome(f), outcome(e), move(e, 'DISPATCHED', 'FAILED')]).then(
+      () => 'written',
+      (x: unknown) => String(x),
+    )
+    expect(told).toContain(`effect ${e.id}'s journal has no head row`)
+    expect(told).not.toMatch(/duplicate key|23505/)
+    expect(await tables(s)).toBe(before)
+    expect(await journalViolations(admin, schema)).toEqual(['w1: records but no head'])
+    await store.close()
+  })
+
+  it("a head row deleted by hand while an unchained batch waits for its lock: refused, naming the effect; no other journal's head is taken for it, nothing is written", async () => {
+    const { s, schema, store } = await fresh()
+    const [e, f] = [effect('v2', 1), effect('v3', 1)]
+    for (const x of [e, f]) await drive(store, x, 'DISPATCHED')
+    const before = await tables(s)
+    const deleter = new pg.Client({ connectionString: db.url })
+    await deleter.connect()
+    await deleter.query('BEGIN')
+    await deleter.query(`SELECT 1 FROM ${s}.journals WHERE journal = 'v2' FOR UPDATE`)
+    // e's outcome would be written; f's (in the journal after e's) believes a state f has left, and loses.
+    const pending = store.append([outcome(e), move(f, 'AUTHORIZED', 'DISPATCHED')]).then(
+      () => 'written',
+      (x: unknown) => String(x),
+    )
+    try {
+      await waitingAppend('append')
+      await deleter.query(`DELETE FROM ${s}.journals WHERE journal = 'v2'`)
+    } finally {
+      await deleter.query('COMMIT').finally(() => deleter.end())
+    }
+    expect(await pending).toContain(`effect ${e.id}'s journal has no head row`)
+    expect(await journalViolations(admin, schema)).toEqual(['v2: records but no head'])
+    // Records and effects as before; only the head deleted by hand is gone.
+    const withoutHeads = (t: string) => ({ ...(JSON.parse(t) as Record<string, unknown>), heads: undefined })
+    expect(withoutHeads(await tables(s))).toEqual(withoutHeads(before))
+    await store.close()
+  })
+
+  it('a head row deleted by hand while one request waits for its lock (append_step()): refused, naming the effect; nothing is written', async () => {
+    const { s, schema, store } = await fresh()
+    const e = effect('x1', 1)
+    await drive(store, e, 'DISPATCHED')
+    const before = await tables(s)
+    const deleter = new pg.Client({ connectionString: db.url })
+    await deleter.connect()
+    await deleter.query('BEGIN')
+    await deleter.query(`SELECT 1 FROM ${s}.journals WHERE journal = 'x1' FOR UPDATE`)
+    const pending = store.append([outcome(e)]).then(
+      () => 'written',
+      (x: unknown) => String(x),
+    )
+    try {
+      await waitingAppend('append_step')
+      await deleter.query(`DELETE FROM ${s}.journals WHERE journal = 'x1'`)
+    } finally {
+      await deleter.query('COMMIT').finally(() => deleter.end())
+    }
+    expect(await pending).toContain(`effect ${e.id}'s journal has no head row`)
+    expect(await journalViolations(admin, schema)).toEqual(['x1: records but no head'])
+    const withoutHeads = (t: string) => ({ ...(JSON.parse(t) as Record<string, unknown>), heads: undefined })
+    expect(withoutHeads(await tables(s))).toEqual(withoutHeads(before))
     await store.close()
   })
 })
