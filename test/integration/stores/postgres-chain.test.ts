@@ -362,7 +362,7 @@ describe('PostgreSQL: upgrading to 0004 under effects in flight', () => {
     await step(e3.id, 'AUTHORIZED', 'DISPATCHED', '{}')
 
     const report = await install(config)
-    expect(report.applied.map((m) => m.name)).toEqual(['append_chain'])
+    expect(report.applied.map((m) => m.name)).toEqual(['append_chain', 'append_head_guard'])
     const store = await openPostgresStore(config, { autoInstall: false })
     const chained = await store.append([move(e1, 'PROPOSED', 'AUTHORIZED'), { ...move(e1, 'AUTHORIZED', 'DISPATCHED'), chained: true }])
     expect(chained.map((r) => r.ok && r.record.seq)).toEqual([4, 5])
@@ -373,6 +373,45 @@ describe('PostgreSQL: upgrading to 0004 under effects in flight', () => {
     expect((await store.get(e3.id))?.state).toBe('COMMITTED')
     expect((await store.get(e4.id))?.state).toBe('DISPATCHED')
     await verifies(store)
+    await store.close()
+  })
+})
+
+describe('PostgreSQL: upgrading to 0005 under effects in flight', () => {
+  it("effects journaled by 0004's functions move on through append() and append_each() as 0005 redefines them; the journals verify; a head deleted by hand is then refused", async () => {
+    const schema = `guard_upgrade_${++n}`
+    const config = { kind: 'postgres' as const, url: db.url, schema }
+    await install(config, { migrations: loadMigrations('postgres').filter((m) => m.version < 5) })
+    const s = quoteSchema(schema)
+    const at = new Date().toISOString()
+    // What 0004 wrote: proposals and steps through its append_step(), a chain through append_chain().
+    const step = (id: string, from: string | null, to: string, data: string, e?: ReturnType<typeof effect>) =>
+      admin.query<{ r: string | null }>(`SELECT ${s}.append_step($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL, NULL, $10, $11, $12) AS r`, [
+        id, from, to, data, e?.thread ?? null, e?.target ?? null, e?.action ?? null, e ? 1 : null, e ? canonicalJson(effectJson(e)) : null, at, GENESIS_HASH, schema,
+      ])
+    const [e1, e2, e3, e4] = [effect('g1', 1), effect('g1', 2), effect('g2', 3), effect('g3', 4)]
+    for (const e of [e1, e2, e3, e4]) await step(e.id, null, 'PROPOSED', `{"effect":${canonicalJson(effectJson(e))},"tier":1}`, e)
+    await step(e2.id, 'PROPOSED', 'AUTHORIZED', '{}')
+    await step(e3.id, 'PROPOSED', 'AUTHORIZED', '{}')
+    await step(e3.id, 'AUTHORIZED', 'DISPATCHED', '{}')
+
+    const report = await install(config)
+    expect(report.applied.map((m) => m.name)).toEqual(['append_head_guard'])
+    const store = await openPostgresStore(config, { autoInstall: false })
+    // An unchained batch of distinct effects: append().
+    const batch = await store.append([move(e1, 'PROPOSED', 'AUTHORIZED'), move(e2, 'AUTHORIZED', 'DISPATCHED'), move(e3, 'DISPATCHED', 'COMMITTED', { receipt: { ok: true } })])
+    expect(batch.map((r) => r.ok && `${r.record.journal} ${r.record.seq}`)).toEqual(['g1 4', 'g1 5', 'g2 4'])
+    // One naming an effect twice: append_each().
+    const twice = await store.append([move(e1, 'AUTHORIZED', 'DISPATCHED'), move(e1, 'DISPATCHED', 'COMMITTED', { receipt: { ok: true } })])
+    expect(twice.map((r) => r.ok && r.record.seq)).toEqual([6, 7])
+    expect((await store.get(e1.id))?.state).toBe('COMMITTED')
+    expect((await store.get(e3.id))?.state).toBe('COMMITTED')
+    await verifies(store)
+    // The guard the upgrade brought: a journal whose head was deleted by hand is refused, naming the effect.
+    await admin.query(`DELETE FROM ${s}.journals WHERE journal = 'g3'`)
+    const refused = await store.append([move(e2, 'DISPATCHED', 'COMMITTED', { receipt: { ok: true } }), move(e4, 'PROPOSED', 'AUTHORIZED')]).catch((x: unknown) => String(x))
+    expect(refused).toContain(`effect ${e4.id}'s journal has no head row`)
+    expect((await store.get(e2.id))?.state).toBe('DISPATCHED')
     await store.close()
   })
 })
