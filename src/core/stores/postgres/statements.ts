@@ -41,7 +41,8 @@ export function statements(schema: string, access: PgAccess = 'full') {
   return {
     effectColumns: EFFECT_COLUMNS,
     effectsTable: effects,
-    // One batch of appends, one round trip, its own transaction (schemas/postgres/0001_baseline.sql, append()).
+    // One batch of appends, one round trip, its own transaction (schemas/postgres/0001_baseline.sql, append(),
+    // as 0005_append_head_guard.sql redefines it).
     append: `SELECT idx, ok, journal, seq, prev_hash, hash, effect, tier, state, last_seq, detail, created_at, updated_at
       FROM ${s}.append($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::smallint[],
                        $9::text[], $10::text[], $11::bigint[], $12::text[], $13, $14, $15)`,
