@@ -173,9 +173,10 @@ describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
 })
 
 // A batch with no chain (a relay's outcome batch, or single requests of several callers joined by group
-// commit) goes to append() (0001, redefined by schemas/postgres/0005_append_head_guard.sql), duplicate
-// effect ids to append_each(): the same refusals as append_chains().
-describe('PostgreSQL unchained batch appends: a journal whose head row was deleted by hand', () => {
+// commit) goes to append() (0001, redefined by schemas/postgres/0005_append_head_guard.sql), one naming an
+// effect twice to append_each(), one request to append_step(), one chain to append_chain() (0004): each
+// refuses as append_chains() does.
+describe('PostgreSQL appends besides append_chains(): a journal whose head row was deleted by hand', () => {
   const outcome = (e: Effect) => move(e, 'DISPATCHED', 'COMMITTED', { receipt: { ok: true } })
 
   it("callers joined by group commit, one moving an effect whose journal's head row was deleted before: all are refused, naming it, not with a duplicate key; nothing is written", async () => {
@@ -245,21 +246,24 @@ describe('PostgreSQL unchained batch appends: a journal whose head row was delet
     await store.close()
   })
 
-  it('a head row deleted by hand while one request waits for its lock (append_step()): refused, naming the effect; nothing is written', async () => {
+  it.each([
+    ['one request (append_step())', 'append_step', (e: Effect): AppendRequest[] => [move(e, 'AUTHORIZED', 'DISPATCHED')]],
+    ['one chain (append_chain())', 'append_chain', (e: Effect): AppendRequest[] => [move(e, 'AUTHORIZED', 'DISPATCHED'), chained(outcome(e))]],
+  ] as const)('a head row deleted by hand while %s waits for its lock: refused, naming the effect; nothing is written', async (_, fn, requests) => {
     const { s, schema, store } = await fresh()
     const e = effect('x1', 1)
-    await drive(store, e, 'DISPATCHED')
+    await drive(store, e, 'AUTHORIZED')
     const before = await tables(s)
     const deleter = new pg.Client({ connectionString: db.url })
     await deleter.connect()
     await deleter.query('BEGIN')
     await deleter.query(`SELECT 1 FROM ${s}.journals WHERE journal = 'x1' FOR UPDATE`)
-    const pending = store.append([outcome(e)]).then(
+    const pending = store.append(requests(e)).then(
       () => 'written',
       (x: unknown) => String(x),
     )
     try {
-      await waitingAppend('append_step')
+      await waitingAppend(fn)
       await deleter.query(`DELETE FROM ${s}.journals WHERE journal = 'x1'`)
     } finally {
       await deleter.query('COMMIT').finally(() => deleter.end())
