@@ -25,6 +25,26 @@ export function nativeSigner(key: KeyPair): (message: Uint8Array) => string {
   return (message) => sign(null, message, privateKey).toString('base64url')
 }
 
+/** PKCS#8 DER of an Ed25519 private key is this prefix and the 32-byte seed (RFC 8410). */
+const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
+
+/**
+ * Signs with a bare seed (no key pair at hand); base64url signatures. Keys are
+ * kept per seed, as a process signs with one or two.
+ */
+export function nativeSeedSigner(): (seed: Uint8Array, message: Uint8Array) => string {
+  const keys = new Map<string, KeyObject>()
+  return (seed, message) => {
+    const id = Buffer.from(seed).toString('base64url')
+    let k = keys.get(id)
+    if (k === undefined) {
+      k = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+      keys.set(id, k)
+    }
+    return sign(null, message, k).toString('base64url')
+  }
+}
+
 /**
  * Checks base64url signatures against `ed25519:` public keys, keeping each
  * key's parsed form. False for anything malformed, never a throw.

@@ -1,6 +1,7 @@
 /** RFC 8032 §7.1 test vectors through the exact functions Interlock signs and verifies with. */
 import { describe, expect, it } from 'vitest'
 import { publicKeyOf, signBytes, verifyBytes } from '../../../src/core/crypto/ed25519.js'
+import { nativeSeedSigner, nativeVerifier } from '../../../src/core/crypto/native-ed25519.js'
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s.replace(/\s+/g, ''), 'hex'))
 const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex')
@@ -65,5 +66,31 @@ describe('ed25519 against RFC 8032 section 7.1', () => {
     const sig = hex(v.signature)
     sig.fill(0xff, 32)
     expect(verifyBytes(sig, hex(v.message), hex(v.public))).toBe(false)
+  })
+})
+
+describe('native ed25519 (node:crypto, the hot paths) against RFC 8032 section 7.1', () => {
+  const signNative = nativeSeedSigner()
+  const verifyNative = nativeVerifier()
+  const keyText = (publicHex: string) => `ed25519:${Buffer.from(hex(publicHex)).toString('base64url')}`
+  for (const v of VECTORS) {
+    it(`${v.name}: the same signature from the bare seed, verified; flipped bits refused`, () => {
+      const signature = signNative(hex(v.secret), hex(v.message))
+      expect(toHex(new Uint8Array(Buffer.from(signature, 'base64url')))).toBe(v.signature)
+      expect(verifyNative(keyText(v.public), hex(v.message), signature)).toBe(true)
+      const bad = hex(v.signature)
+      bad[40]! ^= 0x01
+      expect(verifyNative(keyText(v.public), hex(v.message), Buffer.from(bad).toString('base64url'))).toBe(false)
+      expect(verifyNative(keyText(v.public), hex(`${v.message}00`), signature)).toBe(false)
+    })
+  }
+
+  it('refuses malformed input with false, not a throw', () => {
+    const v = VECTORS[0]!
+    expect(verifyNative('ed25519:short', hex(v.message), 'x')).toBe(false)
+    expect(verifyNative(keyText(v.public), hex(v.message), Buffer.from(new Uint8Array(63)).toString('base64url'))).toBe(false)
+    const sig = hex(v.signature)
+    sig.fill(0xff, 32)
+    expect(verifyNative(keyText(v.public), hex(v.message), Buffer.from(sig).toString('base64url'))).toBe(false)
   })
 })
