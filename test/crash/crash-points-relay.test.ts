@@ -91,7 +91,9 @@ describe.each(stores)('relay killed after-returned on %s', (storeName, storeConf
     const targets = { svc: targetFor(tier) }
     const input = { thread: `relay-returned-${storeName}-${tier}`, target: 'svc', action: 'charge', args: { amount: '3.00' } }
     const id = toEffect(input).id
-    rig.service.setFault({ kind: 'status', status: 429, retryAfter: '4' }, { times: 1 })
+    // Long enough that a child started and killed on a loaded runner still leaves the next relay seconds
+    // before the time the service named (at 4 s, a slow start left too little to tell "held back" from "late").
+    rig.service.setFault({ kind: 'status', status: 429, retryAfter: '8' }, { times: 1 })
     const sent = () => rig.service.requests().filter((r) => r.effectId === id).length
     await rig.killAt('relay-child', 'after-returned', { store: storeConfig(), targets, effects: [input], retry: { maxWaitMs: 100 } }, `relay-returned-${storeName}-${tier}`)
 
@@ -103,6 +105,7 @@ describe.each(stores)('relay killed after-returned on %s', (storeName, storeConf
       const snap = (await store.get(id))!
       expect(snap.state).toBe('AUTHORIZED')
       const notBefore = Date.parse(String(snap.detail.notBefore))
+      expect(notBefore - Date.now(), 'time left before the Retry-After when the next relay starts').toBeGreaterThan(1500)
       await relay.start()
       // The dead relay's lease (700 ms) runs out long before then: the next relay claims it and must hold back.
       while (relay.stats().claimed === 0 && Date.now() < notBefore - 300) await new Promise((r) => setTimeout(r, 20))
