@@ -340,7 +340,8 @@ describe('recovery whose abort loses to a late request\'s claim waits for the se
       expect(state, JSON.stringify(outcome)).toBe('AMBIGUOUS')
       expect(outcome).toMatchObject({ status: 'ambiguous', reason: expect.stringContaining('the service claimed attempt 1 and has not reported its outcome') })
       expect(elapsed).toBeGreaterThanOrEqual(WAIT_MS - 50)
-      expect(elapsed).toBeLessThan(WAIT_MS + 2000)
+      // Bounded by the target's timeout_ms, not the 10 s default: room for a loaded runner, well short of 10 s.
+      expect(elapsed).toBeLessThan(WAIT_MS + 6000)
       expect(await late.answered).toBe('dropped')
       expect(applications(id)).toBe(1)
       expect(requestsFor(id)).toBe(1)
