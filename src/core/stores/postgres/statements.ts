@@ -52,7 +52,7 @@ export function statements(schema: string, access: PgAccess = 'full') {
       FROM ${s}.append_chains($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::smallint[],
                               $9::text[], $10::text[], $11::bigint[], $12::text[], $13::boolean[], $14, $15, $16)`,
     // A batch of one, as scalars, answered as one text value: what a sequential caller sends every time
-    // (schemas/postgres/0001_baseline.sql, append_step()).
+    // (append_step(): schemas/postgres/0001_baseline.sql, redefined by 0004_append_chain.sql).
     appendStep: `SELECT ${s}.append_step($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::smallint,
                            $9::text, $10::text, $11::bigint, $12::text, $13, $14, $15) AS r`,
     // One chain of one effect (Store.append: all or nothing), every state its own record, in one statement
