@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { inject } from 'vitest'
+import { afterAll, beforeAll, inject } from 'vitest'
 // The declaration of what global setup provides (pgUrl, pgError).
 import type {} from './global-setup.js'
 
@@ -41,6 +41,32 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: url.toString(),
     drop: () => admin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  }
+}
+
+/**
+ * For a test file: a database of its own made before its tests, with a client
+ * connected to it as the server's user, both gone after them.
+ */
+export function useTestDatabase(): { readonly db: TestDatabase; readonly admin: pg.Client } {
+  let db: TestDatabase | undefined
+  let client: pg.Client | undefined
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    client = new pg.Client({ connectionString: db.url })
+    await client.connect()
+  })
+  afterAll(async () => {
+    await client?.end()
+    await db?.drop()
+  })
+  return {
+    get db() {
+      return db!
+    },
+    get admin() {
+      return client!
+    },
   }
 }
 

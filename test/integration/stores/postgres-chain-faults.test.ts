@@ -9,7 +9,7 @@
  * (test/helpers/pg-journal-invariants.ts).
  */
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Effect } from '../../../src/core/effect.js'
 import { StoreUnavailableError } from '../../../src/core/errors.js'
 import { install } from '../../../src/core/stores/migrate.js'
@@ -21,25 +21,15 @@ import { withGroupCommit } from '../../../src/core/stores/group-commit.js'
 import type { AppendRequest, Store } from '../../../src/core/stores/store.js'
 import { drive, effect, move, propose } from '../../contract/fixtures.js'
 import { journalViolations } from '../../helpers/pg-journal-invariants.js'
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
+import { useTestDatabase } from '../../helpers/pg.js'
 
-let db: TestDatabase
-let admin: pg.Client
-beforeAll(async () => {
-  db = await createTestDatabase()
-  admin = new pg.Client({ connectionString: db.url })
-  await admin.connect()
-})
-afterAll(async () => {
-  await admin?.end()
-  await db?.drop()
-})
+const pgt = useTestDatabase()
 
 let n = 0
 async function fresh(limits?: PgSessionLimits): Promise<{ schema: string; s: string; store: Store }> {
   const schema = `faults_${++n}`
-  await install({ kind: 'postgres', url: db.url, schema })
-  const pool = createPool(db.url, { maxConnections: 4, limits })
+  await install({ kind: 'postgres', url: pgt.db.url, schema })
+  const pool = createPool(pgt.db.url, { maxConnections: 4, limits })
   return { schema, s: quoteSchema(schema), store: withGroupCommit(new PostgresStore(pool, schema)) }
 }
 
@@ -48,7 +38,7 @@ const gateChain = (e: Effect): AppendRequest[] => [propose(e, 1), chained(move(e
 const relayChain = (e: Effect): AppendRequest[] => [move(e, 'PROPOSED', 'AUTHORIZED'), chained(move(e, 'AUTHORIZED', 'DISPATCHED'))]
 
 async function tables(s: string): Promise<string> {
-  const { rows } = await admin.query(
+  const { rows } = await pgt.admin.query(
     `SELECT (SELECT json_agg(r ORDER BY journal, seq) FROM ${s}.journal_records r)::text AS records,
             (SELECT json_agg(e ORDER BY id) FROM ${s}.effects e)::text AS effects,
             (SELECT json_agg(h ORDER BY journal) FROM ${s}.journals h)::text AS heads`,
@@ -58,7 +48,7 @@ async function tables(s: string): Promise<string> {
 
 /** Holds a row lock on one effect until released, so an append that needs it waits in the middle of its statement. */
 async function lockEffect(s: string, id: string): Promise<{ release(): Promise<void> }> {
-  const c = new pg.Client({ connectionString: db.url })
+  const c = new pg.Client({ connectionString: pgt.db.url })
   await c.connect()
   await c.query('BEGIN')
   await c.query(`SELECT 1 FROM ${s}.effects WHERE id = $1 FOR UPDATE`, [id])
@@ -68,7 +58,7 @@ async function lockEffect(s: string, id: string): Promise<{ release(): Promise<v
 /** The backend running an append_chains() (or, named, another append function's) statement that waits for a lock, once there is one. */
 async function waitingAppend(fn = 'append_chains'): Promise<number> {
   for (let i = 0; i < 400; i++) {
-    const { rows } = await admin.query<{ pid: number }>(
+    const { rows } = await pgt.admin.query<{ pid: number }>(
       `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
       [`%.${fn}(%`],
     )
@@ -84,7 +74,7 @@ describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
     const [e, f, g] = [effect('h1', 1), effect('h2', 1), effect('h1', 2)]
     await drive(store, e, 'PROPOSED')
     await drive(store, f, 'PROPOSED')
-    await admin.query(`DELETE FROM ${s}.journals WHERE journal = 'h1'`)
+    await pgt.admin.query(`DELETE FROM ${s}.journals WHERE journal = 'h1'`)
     const before = await tables(s)
     // Three callers joined by group commit: one append_chains() call.
     const outcomes = await Promise.allSettled([store.append(relayChain(f)), store.append(relayChain(e)), store.append(gateChain(g))])
@@ -94,7 +84,7 @@ describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
     }
     expect(await tables(s)).toBe(before)
     // The journal is damaged by hand, not by an append: nothing else is wrong.
-    expect(await journalViolations(admin, schema)).toEqual(['h1: records but no head'])
+    expect(await journalViolations(pgt.admin, schema)).toEqual(['h1: records but no head'])
     await store.close()
   })
 
@@ -104,7 +94,7 @@ describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
     await drive(store, e, 'PROPOSED')
     await drive(store, f, 'AUTHORIZED')
     const before = await tables(s)
-    const deleter = new pg.Client({ connectionString: db.url })
+    const deleter = new pg.Client({ connectionString: pgt.db.url })
     await deleter.connect()
     await deleter.query('BEGIN')
     await deleter.query(`SELECT 1 FROM ${s}.journals WHERE journal = 'm2' FOR UPDATE`)
@@ -120,9 +110,9 @@ describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
       await deleter.query('COMMIT').finally(() => deleter.end())
     }
     expect(await pending).toContain(`effect ${e.id}'s journal has no head row`)
-    const { rows } = await admin.query<{ records: string }>(`SELECT count(*)::text AS records FROM ${s}.journal_records WHERE journal = 'm2'`)
+    const { rows } = await pgt.admin.query<{ records: string }>(`SELECT count(*)::text AS records FROM ${s}.journal_records WHERE journal = 'm2'`)
     expect(rows[0]!.records).toBe('1')
-    expect(await journalViolations(admin, schema)).toEqual(['m2: records but no head'])
+    expect(await journalViolations(pgt.admin, schema)).toEqual(['m2: records but no head'])
     // Records and effects as before; only the head deleted by hand is gone.
     const withoutHeads = (t: string) => ({ ...(JSON.parse(t) as Record<string, unknown>), heads: undefined })
     expect(withoutHeads(await tables(s))).toEqual(withoutHeads(before))
@@ -143,7 +133,7 @@ describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
     expect(await tables(s)).toBe(before)
     const again = await Promise.all(effects.map((e) => store.append(relayChain(e))))
     expect(again.flat().map((r) => r.ok)).toEqual(effects.flatMap(() => [true, true]))
-    expect(await journalViolations(admin, schema)).toEqual([])
+    expect(await journalViolations(pgt.admin, schema)).toEqual([])
     await store.close()
   })
 
@@ -155,7 +145,7 @@ describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
     const before = await tables(s)
     const pending = Promise.allSettled(effects.map((e) => store.append(relayChain(e))))
     try {
-      await admin.query('SELECT pg_terminate_backend($1)', [await waitingAppend()])
+      await pgt.admin.query('SELECT pg_terminate_backend($1)', [await waitingAppend()])
     } finally {
       await held.release()
     }
@@ -167,7 +157,7 @@ describe('PostgreSQL batch appends: faults in the middle of a batch', () => {
     expect(await tables(s)).toBe(before)
     const again = await Promise.all(effects.map((e) => store.append(relayChain(e))))
     expect(again.flat().map((r) => r.ok)).toEqual(effects.flatMap(() => [true, true]))
-    expect(await journalViolations(admin, schema)).toEqual([])
+    expect(await journalViolations(pgt.admin, schema)).toEqual([])
     await store.close()
   })
 })
@@ -183,7 +173,7 @@ describe('PostgreSQL appends besides append_chains(): a journal whose head row w
     const { s, schema, store } = await fresh()
     const [e, f, g] = [effect('u1', 1), effect('u2', 1), effect('u3', 1)]
     for (const x of [e, f, g]) await drive(store, x, 'DISPATCHED')
-    await admin.query(`DELETE FROM ${s}.journals WHERE journal = 'u1'`)
+    await pgt.admin.query(`DELETE FROM ${s}.journals WHERE journal = 'u1'`)
     const before = await tables(s)
     // Three callers' single outcomes joined by group commit: one append() call.
     const outcomes = await Promise.allSettled([store.append([outcome(f)]), store.append([outcome(e)]), store.append([outcome(g)])])
@@ -194,10 +184,10 @@ describe('PostgreSQL appends besides append_chains(): a journal whose head row w
       expect(told).not.toMatch(/duplicate key|23505/)
     }
     expect(await tables(s)).toBe(before)
-    expect(await journalViolations(admin, schema)).toEqual(['u1: records but no head'])
+    expect(await journalViolations(pgt.admin, schema)).toEqual(['u1: records but no head'])
     // The journals not damaged go on.
     expect((await store.append([outcome(f), outcome(g)])).map((r) => r.ok)).toEqual([true, true])
-    expect(await journalViolations(admin, schema)).toEqual(['u1: records but no head'])
+    expect(await journalViolations(pgt.admin, schema)).toEqual(['u1: records but no head'])
     await store.close()
   })
 
@@ -205,7 +195,7 @@ describe('PostgreSQL appends besides append_chains(): a journal whose head row w
     const { s, schema, store } = await fresh()
     const [e, f] = [effect('w1', 1), effect('w2', 1)]
     for (const x of [e, f]) await drive(store, x, 'DISPATCHED')
-    await admin.query(`DELETE FROM ${s}.journals WHERE journal = 'w1'`)
+    await pgt.admin.query(`DELETE FROM ${s}.journals WHERE journal = 'w1'`)
     const before = await tables(s)
     const told = await store.append([outcome(f), outcome(e), move(e, 'DISPATCHED', 'FAILED')]).then(
       () => 'written',
@@ -214,7 +204,7 @@ describe('PostgreSQL appends besides append_chains(): a journal whose head row w
     expect(told).toContain(`effect ${e.id}'s journal has no head row`)
     expect(told).not.toMatch(/duplicate key|23505/)
     expect(await tables(s)).toBe(before)
-    expect(await journalViolations(admin, schema)).toEqual(['w1: records but no head'])
+    expect(await journalViolations(pgt.admin, schema)).toEqual(['w1: records but no head'])
     await store.close()
   })
 
@@ -223,7 +213,7 @@ describe('PostgreSQL appends besides append_chains(): a journal whose head row w
     const [e, f] = [effect('v2', 1), effect('v3', 1)]
     for (const x of [e, f]) await drive(store, x, 'DISPATCHED')
     const before = await tables(s)
-    const deleter = new pg.Client({ connectionString: db.url })
+    const deleter = new pg.Client({ connectionString: pgt.db.url })
     await deleter.connect()
     await deleter.query('BEGIN')
     await deleter.query(`SELECT 1 FROM ${s}.journals WHERE journal = 'v2' FOR UPDATE`)
@@ -239,7 +229,7 @@ describe('PostgreSQL appends besides append_chains(): a journal whose head row w
       await deleter.query('COMMIT').finally(() => deleter.end())
     }
     expect(await pending).toContain(`effect ${e.id}'s journal has no head row`)
-    expect(await journalViolations(admin, schema)).toEqual(['v2: records but no head'])
+    expect(await journalViolations(pgt.admin, schema)).toEqual(['v2: records but no head'])
     // Records and effects as before; only the head deleted by hand is gone.
     const withoutHeads = (t: string) => ({ ...(JSON.parse(t) as Record<string, unknown>), heads: undefined })
     expect(withoutHeads(await tables(s))).toEqual(withoutHeads(before))
@@ -254,7 +244,7 @@ describe('PostgreSQL appends besides append_chains(): a journal whose head row w
     const e = effect('x1', 1)
     await drive(store, e, 'AUTHORIZED')
     const before = await tables(s)
-    const deleter = new pg.Client({ connectionString: db.url })
+    const deleter = new pg.Client({ connectionString: pgt.db.url })
     await deleter.connect()
     await deleter.query('BEGIN')
     await deleter.query(`SELECT 1 FROM ${s}.journals WHERE journal = 'x1' FOR UPDATE`)
@@ -269,7 +259,7 @@ describe('PostgreSQL appends besides append_chains(): a journal whose head row w
       await deleter.query('COMMIT').finally(() => deleter.end())
     }
     expect(await pending).toContain(`effect ${e.id}'s journal has no head row`)
-    expect(await journalViolations(admin, schema)).toEqual(['x1: records but no head'])
+    expect(await journalViolations(pgt.admin, schema)).toEqual(['x1: records but no head'])
     const withoutHeads = (t: string) => ({ ...(JSON.parse(t) as Record<string, unknown>), heads: undefined })
     expect(withoutHeads(await tables(s))).toEqual(withoutHeads(before))
     await store.close()

@@ -8,33 +8,22 @@
  * a relay whose lease was taken over writes nothing; and the journal's
  * invariants hold (test/helpers/pg-journal-invariants.ts).
  */
-import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Effect } from '../../../src/core/effect.js'
 import { install } from '../../../src/core/stores/migrate.js'
 import { openStore } from '../../../src/core/stores/open.js'
 import type { AppendRequest, AppendResult, Lease, Store } from '../../../src/core/stores/store.js'
 import { effect, move, propose } from '../../contract/fixtures.js'
 import { journalViolations, recordsByEffect } from '../../helpers/pg-journal-invariants.js'
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
+import { useTestDatabase } from '../../helpers/pg.js'
 
-let db: TestDatabase
-let admin: pg.Client
-beforeAll(async () => {
-  db = await createTestDatabase()
-  admin = new pg.Client({ connectionString: db.url })
-  await admin.connect()
-})
-afterAll(async () => {
-  await admin?.end()
-  await db?.drop()
-})
+const pgt = useTestDatabase()
 
 let n = 0
 /** A schema of its own and `count` stores on it, each its own pool with group commit in front. */
 async function stores(count: number): Promise<{ schema: string; stores: Store[]; close(): Promise<void> }> {
   const schema = `races_${++n}`
-  const config = { kind: 'postgres' as const, url: db.url, schema }
+  const config = { kind: 'postgres' as const, url: pgt.db.url, schema }
   await install(config)
   const out = await Promise.all(Array.from({ length: count }, () => openStore(config, { maxConnections: 3 })))
   return { schema, stores: out, close: async () => void (await Promise.all(out.map((s) => s.close()))) }
@@ -59,7 +48,7 @@ function outcome(a: Attempt): 'won' | 'lost' {
 
 /** Each effect's records are exactly its winners' states, in the order they won; a loser's state appears nowhere it did not win. */
 async function expectWrittenExactly(schema: string, winners: Map<string, Attempt[]>): Promise<void> {
-  const written = await recordsByEffect(admin, schema)
+  const written = await recordsByEffect(pgt.admin, schema)
   for (const [id, won] of winners) {
     expect((written.get(id) ?? []).map((r) => r.state), `effect ${id}`).toEqual(won.flatMap((a) => a.requests.map((r) => r.to)))
   }
@@ -132,7 +121,7 @@ describe('PostgreSQL batch appends under racing gates and relays', () => {
       }
     }
     await expectWrittenExactly(schema, winners)
-    expect(await journalViolations(admin, schema)).toEqual([])
+    expect(await journalViolations(pgt.admin, schema)).toEqual([])
     await close()
   })
 
@@ -167,14 +156,14 @@ describe('PostgreSQL batch appends under racing gates and relays', () => {
         if (e === stale) expect(fromB[0], 'the stale token writes nothing').toBe(false)
         else expect(Number(fromB[0]) + Number(fromGate[0]), `effect ${i}: exactly one of B and the gate`).toBe(1)
       })
-      const states = new Map((await recordsByEffect(admin, schema)).entries())
+      const states = new Map((await recordsByEffect(pgt.admin, schema)).entries())
       expect(states.get(stale.id)!.map((r) => r.state)).toEqual(['PROPOSED'])
       for (const e of effects) {
         const data = states.get(e.id)!.slice(1).map((r) => JSON.parse(r.data) as { by?: string })
         expect(data.every((d) => d.by !== 'A'), `effect ${e.id}: nothing of relay A`).toBe(true)
       }
     }
-    expect(await journalViolations(admin, schema)).toEqual([])
+    expect(await journalViolations(pgt.admin, schema)).toEqual([])
     await close()
   })
 })

@@ -6,7 +6,7 @@
  * path the store takes is seen.
  */
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Gate } from '../../../src/core/gate.js'
 import { canonicalJson } from '../../../src/core/canonical-json.js'
 import { effectJson } from '../../../src/core/effect.js'
@@ -19,41 +19,31 @@ import { ChainVerifier } from '../../../src/core/stores/record-hash.js'
 import { GENESIS_HASH, type AppendRequest, type Store } from '../../../src/core/stores/store.js'
 import type { EffectTarget } from '../../../src/core/targets/target.js'
 import { allRecords, drive, effect, move, ok, propose } from '../../contract/fixtures.js'
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
+import { useTestDatabase } from '../../helpers/pg.js'
 
-let db: TestDatabase
-let admin: pg.Client
-beforeAll(async () => {
-  db = await createTestDatabase()
-  admin = new pg.Client({ connectionString: db.url })
-  await admin.connect()
-})
-afterAll(async () => {
-  await admin?.end()
-  await db?.drop()
-})
+const pgt = useTestDatabase()
 
 let n = 0
 /** A schema of its own, with every row written to effects, journal_records and journals counted. */
 async function counted(): Promise<{ schema: string; config: { kind: 'postgres'; url: string; schema: string }; writes(): Promise<Record<string, number>>; reset(): Promise<void> }> {
   const schema = `chain_${++n}`
-  const config = { kind: 'postgres' as const, url: db.url, schema }
+  const config = { kind: 'postgres' as const, url: pgt.db.url, schema }
   await install(config)
   const s = quoteSchema(schema)
-  await admin.query(`CREATE TABLE ${s}.row_writes (tbl text, op text)`)
-  await admin.query(`CREATE FUNCTION ${s}.count_write() RETURNS trigger LANGUAGE plpgsql AS $$
+  await pgt.admin.query(`CREATE TABLE ${s}.row_writes (tbl text, op text)`)
+  await pgt.admin.query(`CREATE FUNCTION ${s}.count_write() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN INSERT INTO ${s}.row_writes VALUES (TG_TABLE_NAME, TG_OP); RETURN NULL; END $$`)
   for (const t of ['effects', 'journal_records', 'journals']) {
-    await admin.query(`CREATE TRIGGER count_write AFTER INSERT OR UPDATE OR DELETE ON ${s}.${t} FOR EACH ROW EXECUTE FUNCTION ${s}.count_write()`)
+    await pgt.admin.query(`CREATE TRIGGER count_write AFTER INSERT OR UPDATE OR DELETE ON ${s}.${t} FOR EACH ROW EXECUTE FUNCTION ${s}.count_write()`)
   }
   return {
     schema,
     config,
     writes: async () => {
-      const { rows } = await admin.query<{ k: string; n: number }>(`SELECT tbl || ' ' || op AS k, count(*)::int AS n FROM ${s}.row_writes GROUP BY 1`)
+      const { rows } = await pgt.admin.query<{ k: string; n: number }>(`SELECT tbl || ' ' || op AS k, count(*)::int AS n FROM ${s}.row_writes GROUP BY 1`)
       return Object.fromEntries(rows.map((r) => [r.k, r.n]))
     },
-    reset: async () => void (await admin.query(`TRUNCATE ${s}.row_writes`)),
+    reset: async () => void (await pgt.admin.query(`TRUNCATE ${s}.row_writes`)),
   }
 }
 
@@ -136,7 +126,7 @@ describe('PostgreSQL: a chain of one effect is written whole', () => {
     const c = await counted()
     const s = quoteSchema(c.schema)
     const e = effect('t1', 1)
-    const err = await admin
+    const err = await pgt.admin
       .query(`SELECT ${s}.append_chain($1, NULL, ARRAY['PROPOSED','AUTHORIZED'], ARRAY['{}'], 't1', 'svc', 'do', 1::smallint, '{}', NULL, NULL, NULL, 'x', $2, $3)`, [
         e.id,
         '0'.repeat(64),
@@ -248,7 +238,7 @@ describe("PostgreSQL: two callers' chains of one effect in one batch", () => {
     await c.reset()
     const call = (ids: string[], from: string[], to: string[], chained: boolean[]) => {
       const nulls = ids.map(() => null)
-      return admin.query<{ ok: boolean }>(
+      return pgt.admin.query<{ ok: boolean }>(
         `SELECT ok FROM ${s}.append_chains($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::smallint[],
            $9::text[], $10::text[], $11::bigint[], $12::text[], $13::boolean[], $14, $15, $16)`,
         [ids, from, to, ids.map(() => '{}'), nulls, nulls, nulls, nulls, nulls, nulls, nulls, nulls, chained, new Date().toISOString(), GENESIS_HASH, c.schema],
@@ -279,8 +269,8 @@ describe('PostgreSQL: a move locks its effect before its journal', () => {
     const [e, f] = [effect('t1', 1), effect('t1', 2)]
     await drive(store, e, 'PROPOSED')
     await drive(store, f, 'PROPOSED')
-    const holder = new pg.Client({ connectionString: db.url })
-    const other = new pg.Client({ connectionString: db.url })
+    const holder = new pg.Client({ connectionString: pgt.db.url })
+    const other = new pg.Client({ connectionString: pgt.db.url })
     await holder.connect()
     await other.connect()
     let waiting: Promise<unknown> | undefined
@@ -291,7 +281,7 @@ describe('PostgreSQL: a move locks its effect before its journal', () => {
       let waits = 0
       for (let i = 0; i < 200 && waits === 0; i++) {
         await new Promise((r) => setTimeout(r, 25))
-        waits = (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%append_%'`)).rows[0].n
+        waits = (await pgt.admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%append_%'`)).rows[0].n
       }
       expect(waits).toBe(1)
       // The journal's head is free: another effect of the journal moves while the first waits.
@@ -317,7 +307,7 @@ describe('PostgreSQL: a move locks its effect before its journal', () => {
     const store = await openPostgresStore(c.config, { autoInstall: false })
     const e = effect('t1', 1)
     await drive(store, e, 'PROPOSED')
-    await admin.query(`DELETE FROM ${quoteSchema(c.schema)}.journals WHERE journal = 't1'`)
+    await pgt.admin.query(`DELETE FROM ${quoteSchema(c.schema)}.journals WHERE journal = 't1'`)
     await c.reset()
     await expect(store.append(requests(e))).rejects.toThrow(`effect ${e.id}'s journal has no head row`)
     expect(await c.writes()).toEqual({})
@@ -346,13 +336,13 @@ describe("PostgreSQL: the gate's effect writes its row once per commit", () => {
 describe('PostgreSQL: upgrading to 0004 under effects in flight', () => {
   it('effects journaled by the schema before it move on through the new functions; the journals verify', async () => {
     const schema = `chain_upgrade_${++n}`
-    const config = { kind: 'postgres' as const, url: db.url, schema }
+    const config = { kind: 'postgres' as const, url: pgt.db.url, schema }
     await install(config, { migrations: loadMigrations('postgres').filter((m) => m.version < 4) })
     const s = quoteSchema(schema)
     const at = new Date().toISOString()
     // What the release before wrote: proposals and steps through its append_step().
     const step = (id: string, from: string | null, to: string, data: string, e?: ReturnType<typeof effect>) =>
-      admin.query<{ r: string | null }>(`SELECT ${s}.append_step($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL, NULL, $10, $11, $12) AS r`, [
+      pgt.admin.query<{ r: string | null }>(`SELECT ${s}.append_step($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL, NULL, $10, $11, $12) AS r`, [
         id, from, to, data, e?.thread ?? null, e?.target ?? null, e?.action ?? null, e ? 1 : null, e ? canonicalJson(effectJson(e)) : null, at, GENESIS_HASH, schema,
       ])
     const [e1, e2, e3] = [effect('t1', 1), effect('t1', 2), effect('t2', 3)]
@@ -380,13 +370,13 @@ describe('PostgreSQL: upgrading to 0004 under effects in flight', () => {
 describe('PostgreSQL: upgrading to 0005 under effects in flight', () => {
   it("effects journaled by 0004's functions move on through append() and append_each() as 0005 redefines them; the journals verify; a head deleted by hand is then refused", async () => {
     const schema = `guard_upgrade_${++n}`
-    const config = { kind: 'postgres' as const, url: db.url, schema }
+    const config = { kind: 'postgres' as const, url: pgt.db.url, schema }
     await install(config, { migrations: loadMigrations('postgres').filter((m) => m.version < 5) })
     const s = quoteSchema(schema)
     const at = new Date().toISOString()
     // What 0004 wrote: proposals and steps through its append_step(), a chain through append_chain().
     const step = (id: string, from: string | null, to: string, data: string, e?: ReturnType<typeof effect>) =>
-      admin.query<{ r: string | null }>(`SELECT ${s}.append_step($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL, NULL, $10, $11, $12) AS r`, [
+      pgt.admin.query<{ r: string | null }>(`SELECT ${s}.append_step($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL, NULL, $10, $11, $12) AS r`, [
         id, from, to, data, e?.thread ?? null, e?.target ?? null, e?.action ?? null, e ? 1 : null, e ? canonicalJson(effectJson(e)) : null, at, GENESIS_HASH, schema,
       ])
     const [e1, e2, e3, e4] = [effect('g1', 1), effect('g1', 2), effect('g2', 3), effect('g3', 4)]
@@ -408,7 +398,7 @@ describe('PostgreSQL: upgrading to 0005 under effects in flight', () => {
     expect((await store.get(e3.id))?.state).toBe('COMMITTED')
     await verifies(store)
     // The guard the upgrade brought: a journal whose head was deleted by hand is refused, naming the effect.
-    await admin.query(`DELETE FROM ${s}.journals WHERE journal = 'g3'`)
+    await pgt.admin.query(`DELETE FROM ${s}.journals WHERE journal = 'g3'`)
     const refused = await store.append([move(e2, 'DISPATCHED', 'COMMITTED', { receipt: { ok: true } }), move(e4, 'PROPOSED', 'AUTHORIZED')]).catch((x: unknown) => String(x))
     expect(refused).toContain(`effect ${e4.id}'s journal has no head row`)
     expect((await store.get(e2.id))?.state).toBe('DISPATCHED')
