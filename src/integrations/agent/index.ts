@@ -6,7 +6,7 @@
  * these; a framework without one uses them directly: a tool function whose
  * body is `runToolCall`.
  */
-export { runToolCall, identify, type ToolCall, type CallOptions, type ToolAnswer, type Identified } from './tool-call.js'
+export { runToolCall, identify, type ToolCall, type CallOptions, type GatedCallOptions, type ToolAnswer, type Identified } from './tool-call.js'
 export { holdBeforeRun, wouldHold, type HoldAnswer } from './hold.js'
 export { recoverThread } from './resume.js'
 export { threadName, callKey } from './thread-name.js'

@@ -67,6 +67,20 @@ export interface CallOptions {
   now?: () => number
 }
 
+/** What a tool declared through an adapter is told of its calls: where they go, and what they rest on. */
+export interface GatedCallOptions<Input> extends CallOptions {
+  interlock: Interlock
+  /** The [targets.<name>] that makes the effect, and its action. */
+  target: string
+  action: string
+  /** The target's arguments from the model's input (default: the input as is). */
+  args?: (input: Input) => JsonObject
+  /** What the decision rests on (ToolCall.premises): checked right before the effect is sent. */
+  premises?: ToolCall['premises']
+  /** The text the model gets for a COMMITTED effect (default: the receipt as JSON). */
+  result?: ToolCall['result']
+}
+
 export interface ToolAnswer extends Words {
   status: OutcomeStatus | 'refused'
   effectId?: string

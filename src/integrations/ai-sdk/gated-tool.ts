@@ -21,8 +21,7 @@
 import type { ModelMessage, Tool, ToolExecutionOptions } from 'ai'
 import { canonicalJson, type JsonObject } from '../../core/canonical-json.js'
 import type { Receipt } from '../../core/effect.js'
-import type { Interlock } from '../../core/interlock.js'
-import { runToolCall, type CallOptions, type ToolCall } from '../agent/tool-call.js'
+import { runToolCall, type CallOptions, type GatedCallOptions, type ToolCall } from '../agent/tool-call.js'
 import { threadName } from '../agent/thread-name.js'
 
 /** What the tool returns: JSON, kept in the app's messages and UI. */
@@ -43,21 +42,11 @@ export interface CallContext {
   context: unknown
 }
 
-export interface GateOptions<Input = unknown> extends CallOptions {
-  interlock: Interlock
+export interface GateOptions<Input = unknown> extends GatedCallOptions<Input> {
   /** The tool's name, its key in the tools record (default: the action): its earlier calls in the messages are found by it. */
   name?: string
   /** The app's id for the chat: its effects are journaled in thread `ai-sdk/<id>`. A function to take it from the call (the tool's context). */
   thread: string | ((call: CallContext) => string)
-  /** The [targets.<name>] that makes the effect, and its action. */
-  target: string
-  action: string
-  /** The target's arguments from the model's input (default: the input as is). */
-  args?: (input: Input) => JsonObject
-  /** What the decision rests on (ToolCall.premises): checked right before the effect is sent. */
-  premises?: ToolCall['premises']
-  /** The text the model gets for a COMMITTED effect (default: the receipt as JSON). */
-  result?: ToolCall['result']
 }
 
 const gated = new WeakMap<object, GateOptions<any>>()

@@ -15,8 +15,7 @@
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError'
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool'
 import type { JsonObject } from '../../core/canonical-json.js'
-import type { Interlock } from '../../core/interlock.js'
-import { runToolCall, type CallOptions, type ToolAnswer, type ToolCall } from '../agent/tool-call.js'
+import { runToolCall, type GatedCallOptions, type ToolAnswer, type ToolCall } from '../agent/tool-call.js'
 import { threadName } from '../agent/thread-name.js'
 
 /** A tool_use block as the Messages API sends it (beta or not). */
@@ -34,23 +33,13 @@ export interface ToolResultBlock {
   is_error?: true
 }
 
-export interface GateOptions<Input = unknown> extends CallOptions {
-  interlock: Interlock
+export interface GateOptions<Input = unknown> extends GatedCallOptions<Input> {
   /**
    * The app's id for the conversation (a chat id, a ticket): its effects are
    * journaled in thread `anthropic/<id>`. A function when one tool serves
    * several conversations.
    */
   thread: string | ((toolUse: ToolUseLike) => string)
-  /** The [targets.<name>] that makes the effect, and its action. */
-  target: string
-  action: string
-  /** The target's arguments from the model's input (default: the input as is). */
-  args?: (input: Input) => JsonObject
-  /** What the decision rests on (ToolCall.premises): checked right before the effect is sent. */
-  premises?: ToolCall['premises']
-  /** The text the model gets for a COMMITTED effect (default: the receipt as JSON). */
-  result?: ToolCall['result']
 }
 
 const gated = new WeakMap<object, GateOptions<any>>()
