@@ -68,7 +68,7 @@ const postgresStore = {
     access: {
       enum: ['full', 'agent'],
       description:
-        'What the database role in `url` is granted (README, "Database roles and grants"). "agent": it only proposes effects and reads its own (an agent\'s outbox; every other operation is refused). "full" (default): relays, operators and read-only tools, each limited by its own grants.',
+        'What the database role in `url` is granted (docs/dbas.md, "Database roles and grants"). "agent": it only proposes effects and reads its own (an agent\'s outbox; every other operation is refused). "full" (default): relays, operators and read-only tools, each limited by its own grants.',
     },
     statement_timeout_ms: sessionLimit(
       'PostgreSQL statement_timeout set on every connection of the store, in milliseconds: a statement running longer is cancelled and retried. 0: not set (the role\'s or database\'s setting applies). Default 15000.',
