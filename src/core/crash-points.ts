@@ -38,7 +38,7 @@ export const CRASH_POINTS = [
    * A relay's lease, asked once more by the HTTP target right before the
    * request is written (targets/http/fence.ts), said yes; nothing is written
    * yet. A relay stopped here and resumed past its lease still writes: the gap
-   * README "Known limitations" names, closed by a service that checks the
+   * docs/operators.md, "Known limitations", names, closed by a service that checks the
    * notary (docs/notary.md, "A late request").
    */
   'before-write',

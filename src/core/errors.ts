@@ -5,7 +5,8 @@
  * `exitCode` the CLI returns unchanged, an optional `hint` ("Try this: ...")
  * and readonly `context`. Unexpected failures keep their `cause`.
  *
- * Exit codes are part of the public contract and documented in the README.
+ * Exit codes are part of the public contract and documented in docs/cli.md,
+ * "Exit codes".
  */
 export const ExitCode = {
   OK: 0,

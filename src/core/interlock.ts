@@ -1,7 +1,7 @@
 /**
  * The library's front door: everything interlock.toml describes, built in
  * one place, so that neither a library user nor a command can drop a part of
- * it (README "As a library"):
+ * it (README "As a library"; docs/library.md):
  *
  * - the store, with the secrets guard in front of every append
  *   (secrets/redacting-store.ts);

@@ -14,8 +14,11 @@ import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { assertCliBuilt } from '../helpers/cli.js'
 import { tempRepo, type TempRepo } from '../helpers/git-repo.js'
 
-/** The name the package is published under (package.json), which the README installs and imports. */
-const packageName = (JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { name: string }).name
+/** The package's name and version (package.json), which the README installs and imports. */
+const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { name: string; version: string }
+const packageName = pkg.name
+/** What `npm pack` writes: the README installs this file, the package not being on the npm registry yet. */
+const tarball = `${packageName.replace(/^@/, '').replace('/', '-')}-${pkg.version}.tgz`
 
 let repo: TempRepo
 beforeAll(async () => {
@@ -37,13 +40,16 @@ function libraryExample(): string {
 }
 
 describe("the README's library example", () => {
-  it('installs and imports the package by its npm name, which is not the unrelated `interlock` package', () => {
+  it('installs the tarball `npm pack` writes and imports the package by its name, which is not the unrelated `interlock` package', () => {
     // `interlock` on the npm registry is someone else's package: following the README must not install it.
     expect(packageName).not.toBe('interlock')
     const text = readme()
-    expect(text).toContain(`npm install -g ${packageName}`)
-    expect(text).toContain(`npm install ${packageName}`)
+    expect(text).toContain('npm ci && npm pack')
+    expect(text).toContain(`npm install <path-to>/${tarball}`)
+    expect(text).toContain(`npm install -g <path-to>/${tarball}`)
     expect(libraryExample()).toContain(`from '${packageName}'`)
+    // The example awaits at top level: the README says to run it as an ES module (this test runs it as .mjs).
+    expect(text.slice(text.indexOf('## As a library'))).toMatch(/ES module[\s\S]*\.mjs[\s\S]*"type": "module"/)
     // Every import of Interlock in the docs names the package; none is left under the old name.
     const root = join(import.meta.dirname, '../..')
     const docs = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md') && !/^(node_modules|dist|\.git)\//.test(f))

@@ -355,7 +355,7 @@ describe('install on PostgreSQL', () => {
       expect(sql).toContain(ddl)
     }
     expect(sql).not.toContain(':"schema"')
-    // As the README says to run it: psql, one statement at a time (an index built concurrently cannot run in a transaction).
+    // As docs/dbas.md says to run it: psql, one statement at a time (an index built concurrently cannot run in a transaction).
     const file = join(dir, `install-${config.schema}.sql`)
     writeFileSync(file, sql)
     await run('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', file, db.url])

@@ -4,8 +4,8 @@
  * --until) and `outbox status`'s counts. The statements each store sends are
  * captured as sent and planned by the database itself (EXPLAIN; EXPLAIN
  * QUERY PLAN), on a table large enough that a scan would be the planner's
- * choice were there no index for it. README, "What the commands ask of the
- * database".
+ * choice were there no index for it. docs/dbas.md, "What the commands ask of
+ * the database".
  */
 import Database from 'better-sqlite3'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -117,7 +117,7 @@ describe('PostgreSQL', () => {
     expect(statements).toHaveLength(1)
     // An index-only scan needs the visibility map, which VACUUM sets only for pages no open
     // snapshot of this database can still see as changing: on a loaded test server one VACUUM
-    // may not get there. A production table is vacuumed by autovacuum (README says so).
+    // may not get there. A production table is vacuumed by autovacuum (docs/dbas.md says so).
     let reads: PlanNode[] = []
     for (let attempt = 1; attempt <= 5; attempt++) {
       reads = (await plan(statements[0]!.text, statements[0]!.values)).filter((n) => n['Relation Name'] === 'effects')

@@ -8,7 +8,7 @@ import { defaultConfig } from '../../src/core/config/defaults.js'
 import { loadConfig, parseConfig } from '../../src/core/config/load.js'
 import { redact, redactValue } from '../../src/core/config/redact.js'
 import { configSchema } from '../../src/core/config/schema.js'
-import { SCHEMA_FILE, schemaJson } from '../../src/core/config/write-schema.js'
+import { CONFIG_DOC, SCHEMA_FILE, schemaJson } from '../../src/core/config/write-schema.js'
 import { ConfigError, ExitCode } from '../../src/core/errors.js'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -318,12 +318,12 @@ function allSchemaKeys(schema: unknown): string[] {
   return [...new Set(allProperties(schema).map(([p]) => p.split('.').pop()!))]
 }
 
-describe('the README config reference', () => {
+describe(`the config reference in ${CONFIG_DOC}`, () => {
   it('is committed exactly as the schema generates it (run `npm run schema`)', async () => {
     const { withReference, configReference } = await import('../../src/core/config/reference.js')
-    const readme = readFileSync(join(repo, 'README.md'), 'utf8')
-    expect(readme).toContain(configReference())
-    expect(withReference(readme)).toBe(readme)
+    const doc = readFileSync(join(repo, CONFIG_DOC), 'utf8')
+    expect(doc).toContain(configReference())
+    expect(withReference(doc)).toBe(doc)
   })
 })
 

@@ -37,7 +37,7 @@ export interface CheckSummary {
   fail: number
 }
 
-/** `interlock check --json` prints exactly this (documented in the README, "interlock check"). */
+/** `interlock check --json` prints exactly this (documented in docs/operators.md, "`interlock check`: what it verifies"). */
 export interface CheckReport {
   /** False when any row failed; the exit code is then 1, or 3 for a mistake in interlock.toml (exit-code.ts). */
   ok: boolean

@@ -6,7 +6,7 @@
  * which secrets to keep out of the journal and which rules it must enforce,
  * without every caller having to pass them along: forgetting to is how a
  * relay once journaled a secret, and how a gate once dispatched what a rule
- * holds (README "As a library").
+ * holds (docs/library.md, "The policy comes with the config").
  *
  * Kept in a WeakMap, not on the objects: the settings print and compare as
  * they are, and the origin dies with them.

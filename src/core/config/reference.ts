@@ -1,8 +1,10 @@
 /**
- * The interlock.toml reference in the README, generated from schema.ts so it
- * cannot drift from what the loader accepts (`npm run schema` rewrites it
- * between the README's config-reference markers; a unit test fails when the
- * committed README differs).
+ * The interlock.toml reference in docs/config.md, generated from schema.ts so
+ * it cannot drift from what the loader accepts (`npm run schema`, and
+ * `npm run docs`, rewrite it between the config-reference markers of
+ * docs/config.md; a unit test fails when the committed file differs).
+ * Sections are level-3 headings and target types level-4, under the guide's
+ * level-2 "Reference".
  */
 import { configSchema } from './schema.js'
 
@@ -25,16 +27,16 @@ export function configReference(): string {
       // A top-level array of tables ([[operators]]) is documented by its items' keys.
       if (node.type === 'array' && node.items && typeof node.items === 'object') walk(node.items as Node, `${name}[]`, rows, new Set())
       else walk(node, name, rows, new Set())
-      sections.push(`#### \`${name}\`\n\n${describe(node)}\n\n${table(rows)}`)
+      sections.push(`### \`${name}\`\n\n${describe(node)}\n\n${table(rows)}`)
       continue
     }
     // [targets.<name>]: one table per `type`, since each type has its own keys.
     const parts = variants.map(([type, branch]) => {
       const rows: Row[] = []
       walk(branch, `${name}.<name>`, rows, new Set())
-      return `##### \`type = ${JSON.stringify(type)}\`\n\n${describe((branch.properties as Record<string, Node>).type ?? {})}\n\n${table(rows)}`
+      return `#### \`type = ${JSON.stringify(type)}\`\n\n${describe((branch.properties as Record<string, Node>).type ?? {})}\n\n${table(rows)}`
     })
-    sections.push(`#### \`${name}\`\n\n${describe(node)}\n\n${parts.join('\n\n')}`)
+    sections.push(`### \`${name}\`\n\n${describe(node)}\n\n${parts.join('\n\n')}`)
   }
   return sections.join('\n\n')
 }
@@ -89,10 +91,10 @@ function escape(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
 }
 
-/** The README with its reference section replaced; unchanged when the markers are missing. */
-export function withReference(readme: string): string {
-  const start = readme.indexOf(REFERENCE_START)
-  const end = readme.indexOf(REFERENCE_END)
-  if (start < 0 || end < start) return readme
-  return `${readme.slice(0, start + REFERENCE_START.length)}\n\n${configReference()}\n\n${readme.slice(end)}`
+/** `text` (docs/config.md) with its reference section replaced; throws when the markers are missing, so the reference is never silently left out. */
+export function withReference(text: string): string {
+  const start = text.indexOf(REFERENCE_START)
+  const end = text.indexOf(REFERENCE_END)
+  if (start < 0 || end < start) throw new Error(`the config reference's file has no config-reference markers (${REFERENCE_START} … ${REFERENCE_END})`)
+  return `${text.slice(0, start + REFERENCE_START.length)}\n\n${configReference()}\n\n${text.slice(end)}`
 }

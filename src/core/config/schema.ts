@@ -68,7 +68,7 @@ const postgresStore = {
     access: {
       enum: ['full', 'agent'],
       description:
-        'What the database role in `url` is granted (README, "Database roles and grants"). "agent": it only proposes effects and reads its own (an agent\'s outbox; every other operation is refused). "full" (default): relays, operators and read-only tools, each limited by its own grants.',
+        'What the database role in `url` is granted (docs/dbas.md, "Database roles and grants"). "agent": it only proposes effects and reads its own (an agent\'s outbox; every other operation is refused). "full" (default): relays, operators and read-only tools, each limited by its own grants.',
     },
     statement_timeout_ms: sessionLimit(
       'PostgreSQL statement_timeout set on every connection of the store, in milliseconds: a statement running longer is cancelled and retried. 0: not set (the role\'s or database\'s setting applies). Default 15000.',
@@ -200,16 +200,16 @@ const httpTarget = {
       description:
         'What the service guarantees. 1: it deduplicates by idempotency key. 2: it can be asked whether the effect happened (needs query_url). 3: neither; a crash in flight becomes AMBIGUOUS.',
     },
-    url: httpUrl('Where apply sends the request; {effect_id} and {action} are substituted.'),
+    url: httpUrl('Where apply sends the request (by `method`; its body is {"action","args","effect_id"} as canonical JSON, docs/targets.md); {effect_id}, {action} and {args.NAME} (a top-level string, number or boolean argument) are substituted, each URL-encoded.'),
     method: {
       enum: ['POST', 'PUT', 'PATCH', 'DELETE'],
       description: 'HTTP method of the apply request. Default "POST".',
     },
     query_url: httpUrl(
-      'Tier 2 only, and required there: GET this to learn whether the effect happened (2xx: it did, 404: it did not). {effect_id} is substituted.',
+      'Tier 2 only, and required there: GET this to learn whether the effect happened (2xx: it did, 404: it did not). {effect_id}, {action} and {args.NAME} are substituted.',
     ),
     premise_url: httpUrl(
-      'Optional GET whose JSON body is the premise snapshot, captured at decision time and compared again before dispatch.',
+      'Optional GET whose JSON body is the premise snapshot, captured at decision time and compared again before dispatch. {action} and {args.NAME} are substituted; {effect_id} is not (premises are read before the effect exists).',
     ),
     headers: {
       type: 'object',

@@ -26,7 +26,8 @@ export interface PostgresStoreConfig {
   /**
    * Limits set on every connection of the store's pool (SET on connect; 0:
    * not set, the role's or database's setting applies). Defaults: 15000,
-   * 5000, 10000 (config/defaults.ts; the README's "For DBAs" says why).
+   * 5000, 10000 (config/defaults.ts; docs/dbas.md, "Limits on the store's
+   * connections", says why).
    */
   statementTimeoutMs?: number
   lockTimeoutMs?: number

@@ -1,6 +1,6 @@
 /**
- * Writes schemas/interlock.schema.json and the README's interlock.toml
- * reference from schema.ts (`npm run schema`).
+ * Writes schemas/interlock.schema.json and the interlock.toml reference in
+ * docs/config.md from schema.ts (`npm run schema`).
  * The file is committed for editors and packagers; a unit test fails when it
  * drifts from schema.ts, so the two cannot disagree in a release.
  */
@@ -11,6 +11,8 @@ import { withReference } from './reference.js'
 import { configSchema } from './schema.js'
 
 export const SCHEMA_FILE = 'schemas/interlock.schema.json'
+/** The guide whose config-reference markers hold the generated reference. */
+export const CONFIG_DOC = 'docs/config.md'
 
 export function schemaJson(): string {
   return `${JSON.stringify(configSchema, null, 2)}\n`
@@ -19,12 +21,12 @@ export function schemaJson(): string {
 export function writeSchema(root: string): string {
   const file = resolve(root, SCHEMA_FILE)
   writeFileSync(file, schemaJson())
-  const readme = resolve(root, 'README.md')
-  writeFileSync(readme, withReference(readFileSync(readme, 'utf8')))
+  const doc = resolve(root, CONFIG_DOC)
+  writeFileSync(doc, withReference(readFileSync(doc, 'utf8')))
   return file
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
-  process.stdout.write(`wrote ${writeSchema(root)} and the README's config reference\n`)
+  process.stdout.write(`wrote ${writeSchema(root)} and the config reference in ${CONFIG_DOC}\n`)
 }

@@ -17,7 +17,7 @@
  *
  * A call marked `_meta["interlock/retry"] = true` is always the last
  * identical one; a call with `_meta["interlock/key"]` is always the effect of
- * that key. The trade-off is the README's ("Repeats and retries").
+ * that key. The trade-off is docs/mcp.md's ("Repeats and retries").
  *
  * A framework that keeps the conversation can say how many identical calls
  * it shows done (`seen`), which tells a repeat from a re-execution whatever

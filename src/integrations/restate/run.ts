@@ -17,7 +17,7 @@
  *   counted outside `ctx.run` (the context may not be used inside it); a
  *   handler is deterministic, so call n is the same effect on every attempt.
  *
- * What each outcome becomes (README "Inside a durable engine"):
+ * What each outcome becomes (docs/engines.md, "Restate"):
  * - COMMITTED: returned, journaled by Restate as the step's result;
  * - AMBIGUOUS, REJECTED, FAILED, or an effect refused for what it is: a
  *   TerminalError naming the effect and the command that resolves it (Restate

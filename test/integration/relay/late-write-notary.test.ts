@@ -1,6 +1,6 @@
 /**
- * The relay's late write (README "Known limitations", src/core/relay/README.md
- * step 4): relay A passes its last lease check right before the request's
+ * The relay's late write (docs/operators.md, "Known limitations";
+ * src/core/relay/README.md, step 4): relay A passes its last lease check right before the request's
  * write and is stopped there (crash point `before-write`: the process
  * SIGSTOPs itself between the fence's yes and the write). Its lease runs out;
  * relay B takes the effect over in DISPATCHED, finds it not done and sends it

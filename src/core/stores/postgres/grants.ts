@@ -1,7 +1,7 @@
 /**
  * The database roles of a shared PostgreSQL store and their exact grants, as
- * SQL a DBA reviews and runs (`interlock install --print-grants`). README,
- * "Database roles and grants", says who each role is; docs/design.md, "The
+ * SQL a DBA reviews and runs (`interlock install --print-grants`).
+ * docs/dbas.md, "Database roles and grants", says who each role is; docs/design.md, "The
  * trust boundary", says why:
  *
  * - installer: owns the schema and everything `interlock install` creates in

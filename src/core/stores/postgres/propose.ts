@@ -30,7 +30,7 @@ export function assertProposals(requests: readonly AppendRequest[], where: strin
       throw new StoreError(
         `${where} is opened with agent access, which can only propose effects: effect ${r.effectId} ${r.from ?? '(new)'} → ${r.to}${r.lease ? ' under a lease' : ''} is not a proposal`,
         {
-          hint: 'Moving effects past PROPOSED is for the relay and the operators, each with [store] access = "full" (the default) and its own database role (README, "Database roles and grants").',
+          hint: 'Moving effects past PROPOSED is for the relay and the operators, each with [store] access = "full" (the default) and its own database role (docs/dbas.md, "Database roles and grants").',
           context: { effectId: r.effectId, from: r.from, to: r.to },
         },
       )

@@ -1,7 +1,7 @@
 /**
  * Limits on the store's own connections, so that a relay (or any command)
- * never waits without bound on the database: README, "For DBAs", has the
- * defaults and why.
+ * never waits without bound on the database: docs/dbas.md, "Limits on the
+ * store's connections", has the defaults and why.
  *
  * - lock_timeout: Interlock's statements hold row locks for milliseconds; a
  *   wait longer than that is a foreign lock (an upgrade's ACCESS EXCLUSIVE, a

@@ -1,20 +1,23 @@
 /**
- * The README is the front door: its generated command reference must be what
- * the built CLI says about itself (run `npm run docs` after changing a command).
- * It is written by src/cli/reference.ts rather than `oclif readme` (the reason
- * is given there), so it must say at least what `oclif readme` would of each
- * flag: its default and the environment variable that sets it.
+ * docs/cli.md, the command reference the README links to: its generated part
+ * must be what the built CLI says about itself (run `npm run docs` after
+ * changing a command). It is written by src/cli/reference.ts rather than
+ * `oclif readme` (the reason is given there), so it must say at least what
+ * `oclif readme` would of each flag: its default and the environment variable
+ * that sets it.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Config } from '@oclif/core'
 import { describe, expect, inject, it } from 'vitest'
-import { COMMANDS_END, COMMANDS_START, commandReference } from '../../src/cli/reference.js'
+import { COMMANDS_END, COMMANDS_FILE, COMMANDS_START, commandReference } from '../../src/cli/reference.js'
 
-describe('README command reference', () => {
+describe(`the command reference in ${COMMANDS_FILE}`, () => {
   it('matches the built commands (run `npm run docs`)', async () => {
-    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8')
-    const section = readme.slice(readme.indexOf(COMMANDS_START) + COMMANDS_START.length, readme.indexOf(COMMANDS_END)).trim()
+    const doc = readFileSync(join(import.meta.dirname, '../..', COMMANDS_FILE), 'utf8')
+    expect(doc).toContain(COMMANDS_START)
+    expect(doc).toContain(COMMANDS_END)
+    const section = doc.slice(doc.indexOf(COMMANDS_START) + COMMANDS_START.length, doc.indexOf(COMMANDS_END)).trim()
     expect(section).toBe((await commandReference(inject('cliRoot'))).trim())
   })
 
