@@ -36,24 +36,28 @@ At start it reads the server's tool list (a declared tool, query or premise the 
     const agentStore = config.store.kind === 'postgres' && config.store.access === 'agent'
     const interlock = await this.openInterlock()
     const log = (line: string) => this.logToStderr(line)
+    // SIGTERM and SIGINT end the proxy the orderly way (its server's process group stopped too), from the start on.
+    const stop = new AbortController()
+    const onSignal = () => stop.abort()
+    process.once('SIGTERM', onSignal)
+    process.once('SIGINT', onSignal)
     let proxy: McpProxy | undefined
     try {
       proxy = await McpProxy.start({ interlock, target: this.flags.target, mode: this.flags.outbox || agentStore ? 'outbox' : 'inline', waitMs: this.flags.wait, log })
       if (!listen) {
-        await proxy.serveStdio()
+        if (!stop.signal.aborted) await proxy.serveStdio(process.stdin, process.stdout, stop.signal)
         return
       }
       const http = await serveHttp(proxy, listen.host, listen.port, log)
       log(`mcp-proxy: serving ${proxy.target.name} at ${http.url}`)
-      await new Promise<void>((resolve) => {
-        process.once('SIGTERM', resolve)
-        process.once('SIGINT', resolve)
-      })
+      if (!stop.signal.aborted) await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }))
       log('mcp-proxy: stopping')
       await http.close()
     } finally {
       await proxy?.close()
       await interlock.close()
+      process.off('SIGTERM', onSignal)
+      process.off('SIGINT', onSignal)
     }
   }
 }

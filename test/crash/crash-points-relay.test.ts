@@ -82,6 +82,14 @@ describe.each(stores)('relay crash points on %s', (storeName, storeConfig) => {
   })
 })
 
+/**
+ * The child's lease for after-returned. The point fires only once the return is journaled under
+ * the child's lease; at 700 ms a loaded runner stalled the child past its lease before that
+ * (the append refused, the child claimed again and committed: it was never killed). 3 s rides
+ * out such a stall and still runs out seconds before the Retry-After.
+ */
+const RETURNED_LEASE_MS = 3000
+
 describe.each(stores)('relay killed after-returned on %s', (storeName, storeConfig) => {
   beforeAll(async () => {
     await install(storeConfig())
@@ -91,11 +99,12 @@ describe.each(stores)('relay killed after-returned on %s', (storeName, storeConf
     const targets = { svc: targetFor(tier) }
     const input = { thread: `relay-returned-${storeName}-${tier}`, target: 'svc', action: 'charge', args: { amount: '3.00' } }
     const id = toEffect(input).id
-    // Long enough that a child started and killed on a loaded runner still leaves the next relay seconds
-    // before the time the service named (at 4 s, a slow start left too little to tell "held back" from "late").
-    rig.service.setFault({ kind: 'status', status: 429, retryAfter: '8' }, { times: 1 })
+    // Long enough that a child started and killed on a loaded runner, and its lease run out, still leave
+    // the next relay seconds before the time the service named (at 4 s, a slow start left too little to
+    // tell "held back" from "late").
+    rig.service.setFault({ kind: 'status', status: 429, retryAfter: '10' }, { times: 1 })
     const sent = () => rig.service.requests().filter((r) => r.effectId === id).length
-    await rig.killAt('relay-child', 'after-returned', { store: storeConfig(), targets, effects: [input], retry: { maxWaitMs: 100 } }, `relay-returned-${storeName}-${tier}`)
+    await rig.killAt('relay-child', 'after-returned', { store: storeConfig(), targets, effects: [input], retry: { maxWaitMs: 100 }, leaseMs: RETURNED_LEASE_MS }, `relay-returned-${storeName}-${tier}`)
 
     const store = await openStore(storeConfig())
     const live = [...createTargets(targets).values()]
@@ -107,7 +116,7 @@ describe.each(stores)('relay killed after-returned on %s', (storeName, storeConf
       const notBefore = Date.parse(String(snap.detail.notBefore))
       expect(notBefore - Date.now(), 'time left before the Retry-After when the next relay starts').toBeGreaterThan(1500)
       await relay.start()
-      // The dead relay's lease (700 ms) runs out long before then: the next relay claims it and must hold back.
+      // The dead relay's lease runs out long before then: the next relay claims it and must hold back.
       while (relay.stats().claimed === 0 && Date.now() < notBefore - 300) await new Promise((r) => setTimeout(r, 20))
       expect(relay.stats().claimed).toBeGreaterThanOrEqual(1)
       await new Promise((r) => setTimeout(r, Math.max(0, notBefore - Date.now() - 100)))

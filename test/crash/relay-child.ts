@@ -24,7 +24,7 @@ const targets = [...createTargets(plan.targets).values()].map((t) => control?.ta
 const outbox = new Outbox({ store, targets, pollMs: 20 })
 const handles = await Promise.all(plan.effects.map((e) => outbox.submit(e)))
 const ports = processPorts(control, store, targets)
-const relay = new Relay({ ...ports, relayId: 'crash-relay', key: generateKeyPair('relay', 'crash-relay'), policy: new RulesPolicy(plan.rules ?? []), leaseMs: CHILD_LEASE_MS, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10, ...plan.retry } })
+const relay = new Relay({ ...ports, relayId: 'crash-relay', key: generateKeyPair('relay', 'crash-relay'), policy: new RulesPolicy(plan.rules ?? []), leaseMs: plan.leaseMs ?? CHILD_LEASE_MS, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10, ...plan.retry } })
 await relay.start()
 const outcomes = await Promise.all(handles.map((h) => h.result()))
 process.stdout.write(`${JSON.stringify(outcomes)}\n`)

@@ -27,6 +27,8 @@ export interface ChildPlan {
   recover?: boolean
   /** A negative control the process runs under: the harness must then see a broken promise. */
   control?: ControlName
+  /** relay-child.ts only: the relay's lease (default CHILD_LEASE_MS). */
+  leaseMs?: number
 }
 
 const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as ChildPlan

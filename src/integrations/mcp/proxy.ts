@@ -70,9 +70,25 @@ export class McpProxy {
     return proxy
   }
 
-  /** Serves one client over stdio until it goes away. */
-  async serveStdio(input: Readable = process.stdin, output: Writable = process.stdout): Promise<void> {
-    await this.serve(new StdioServerTransport(input, output), randomUUID())
+  /**
+   * Serves one client over stdio until it goes away: its end of the pipe
+   * closed (the SDK's transport does not end on EOF by itself, and a host
+   * that just closes the pipe, or dies, must not leave a proxy and a server
+   * behind per session), or `stop` aborted (SIGTERM, SIGINT).
+   */
+  async serveStdio(input: Readable = process.stdin, output: Writable = process.stdout, stop?: AbortSignal): Promise<void> {
+    const transport = new StdioServerTransport(input, output)
+    const end = () => void transport.close()
+    input.once('end', end)
+    input.once('close', end)
+    stop?.addEventListener('abort', end, { once: true })
+    try {
+      await this.serve(transport, randomUUID())
+    } finally {
+      input.off('end', end)
+      input.off('close', end)
+      stop?.removeEventListener('abort', end)
+    }
   }
 
   /** Serves one client's session on a transport (a stdio pipe, or one Streamable HTTP session). */

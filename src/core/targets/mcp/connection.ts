@@ -7,7 +7,9 @@
  *   environment of only HOME, LOGNAME, PATH, SHELL, TERM and USER (the SDK's
  *   default) plus the target's `env`: nothing else of Interlock's own
  *   environment (a database URL, a relay key's passphrase) reaches it. Its
- *   stderr is passed on to ours, stdout being the protocol channel.
+ *   stderr is passed on to ours, stdout being the protocol channel. It runs
+ *   in a process group of its own, stopped whole when the session ends
+ *   (server-process.ts).
  * - Streamable HTTP: `url` with the target's `headers`.
  *
  * What the server asks of the client (sampling, elicitation, roots, ping) and
@@ -22,7 +24,6 @@
  * until their timeout.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
@@ -40,6 +41,7 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { McpTargetConfig } from '../../config/types.js'
+import { ServerProcessTransport } from './server-process.js'
 
 export type UpstreamSpec = Pick<McpTargetConfig, 'command' | 'args' | 'env' | 'cwd' | 'url' | 'headers' | 'timeoutMs' | 'connectTimeoutMs'>
 
@@ -112,7 +114,8 @@ export class UpstreamConnection {
     try {
       await client.connect(transport, { signal: timer, timeout: spec.connectTimeoutMs })
     } catch (e) {
-      void client.close().catch(() => {})
+      // Awaited: a server that never answered initialize is stopped, with its group, before this says so.
+      await client.close().catch(() => {})
       const why = timer.aborted ? `no answer to initialize within ${spec.connectTimeoutMs} ms` : (e as Error).message
       throw new UpstreamUnavailable(`${where} could not be ${spec.url ? 'reached' : 'started'}: ${why}`, { cause: e })
     }
@@ -182,7 +185,7 @@ export class UpstreamConnection {
 
 function transportFor(spec: UpstreamSpec, hooks: UpstreamHooks): Transport {
   if (spec.url) return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } })
-  return new StdioClientTransport({ command: spec.command!, args: spec.args, env: spec.env, cwd: spec.cwd, stderr: hooks.stderr ?? 'inherit' })
+  return new ServerProcessTransport({ command: spec.command!, args: spec.args, env: spec.env, cwd: spec.cwd, stderr: hooks.stderr ?? 'inherit' })
 }
 
 function firstLine(text: string): string {
