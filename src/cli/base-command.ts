@@ -17,6 +17,7 @@ import type { InterlockConfig } from '../core/config/types.js'
 import { InterlockError } from '../core/errors.js'
 import { openInterlock, type Interlock } from '../core/interlock.js'
 import { drained } from './drain.js'
+import { type FlagFacts, parseFailure } from './parse-failure.js'
 import { describeFailure, failureEnvelope, formatFailure } from './error-output.js'
 import { type Cell, renderTable } from './table.js'
 
@@ -62,15 +63,22 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   override async init(): Promise<void> {
     await super.init()
     const ctor = this.ctor as typeof BaseCommand & T
-    const { args, flags } = await this.parse({
-      args: ctor.args,
-      baseFlags: ctor.baseFlags,
-      enableJsonFlag: ctor.enableJsonFlag,
-      flags: ctor.flags,
-      strict: ctor.strict,
-    })
-    this.flags = flags as CommandFlags<T>
-    this.args = args as CommandArgs<T>
+    let parsed: Awaited<ReturnType<typeof this.parse>>
+    try {
+      parsed = await this.parse({
+        args: ctor.args,
+        baseFlags: ctor.baseFlags,
+        enableJsonFlag: ctor.enableJsonFlag,
+        flags: ctor.flags,
+        strict: ctor.strict,
+      })
+    } catch (error) {
+      // Whatever oclif's parser refuses is the user's typing: a usage error naming the flag (exit 2).
+      if (error instanceof InterlockError || !(error instanceof Error)) throw error
+      throw parseFailure(error, { name: `${this.config.bin} ${(this.id ?? '').split(':').join(' ')}`.trim(), flags: flagFacts(ctor) })
+    }
+    this.flags = parsed.flags as CommandFlags<T>
+    this.args = parsed.args as CommandArgs<T>
   }
 
   /** interlock.toml, loaded and validated on first use (a ConfigError exits 3). */
@@ -155,4 +163,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     })
     throw exit
   }
+}
+
+/** Every flag a command takes, by long name: its own, the base flags, and the ones oclif adds. */
+function flagFacts(ctor: typeof Command): Record<string, FlagFacts> {
+  const facts: Record<string, FlagFacts> = { help: { type: 'boolean' } }
+  if (ctor.enableJsonFlag) facts.json = { type: 'boolean' }
+  for (const [name, flag] of Object.entries({ ...ctor.baseFlags, ...ctor.flags })) facts[name] = flag as FlagFacts
+  return facts
 }
