@@ -9,9 +9,10 @@
  * otherwise, so catch() sets both, then lets oclif exit without printing
  * (we already printed, in our format). See TOOLCHAIN.md.
  */
+import { existsSync } from 'node:fs'
 import { format } from 'node:util'
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core'
-import { CONFIG_ENV_VAR, loadConfig } from '../core/config/load.js'
+import { CONFIG_ENV_VAR, CONFIG_FILE_NAME, loadConfig } from '../core/config/load.js'
 import { redact, redactValue } from '../core/config/redact.js'
 import type { InterlockConfig } from '../core/config/types.js'
 import { InterlockError } from '../core/errors.js'
@@ -42,10 +43,16 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /**
    * When true and no config file was asked for or found, the command runs on
-   * the embedded default (SQLite in the working directory, no targets).
-   * Commands that act on targets or a shared store leave this false.
+   * the embedded default (SQLite at ./interlock.db, no targets), as the README
+   * promises of the commands that only read the journal (outbox status, list,
+   * show, verify, export; config show) and of those that need no config at
+   * all (init, demo, the keygens). Commands that act on targets or a shared
+   * store leave this false.
    */
   static allowDefaultConfig = false
+
+  /** Said when there is no config file and the command cannot run on the embedded default (the relay: it has no targets). */
+  static whyConfigNeeded?: string
 
   /**
    * False for commands that make no target (outbox status, list, show,
@@ -90,6 +97,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         env: process.env,
         allowMissing: (this.ctor as typeof BaseCommand).allowDefaultConfig,
         deferTargetVariables: !(this.ctor as typeof BaseCommand).needsAllTargets,
+        whyNeeded: (this.ctor as typeof BaseCommand).whyConfigNeeded,
       })
     }
     return this.loadedConfig
@@ -101,7 +109,24 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * The caller closes it.
    */
   protected async openInterlock(): Promise<Interlock> {
-    return openInterlock({ config: await this.interlockConfig() })
+    const config = await this.interlockConfig()
+    this.sayEmbeddedDefault(config)
+    return openInterlock({ config })
+  }
+
+  /**
+   * Which journal a command runs on when no config file was found: a folder
+   * mistaken for another would otherwise show an empty journal, or one
+   * created there just now, as if it were the real one. On stderr, so
+   * stdout stays the result (`--json`, `--out -`).
+   */
+  protected sayEmbeddedDefault(config: InterlockConfig): void {
+    if (config.file !== undefined || config.store.kind !== 'sqlite') return
+    const fresh = !existsSync(config.store.path)
+    this.logToStderr(
+      `No ${CONFIG_FILE_NAME} found: using the embedded default, the SQLite journal ${config.store.path}` +
+        `${fresh ? ' (created now, empty)' : ''} and no targets.`,
+    )
   }
 
   /** Values to scrub from all output besides the config's own secrets (e.g. a token read at run time). */

@@ -5,8 +5,9 @@ import { listEffects, parseStates, parseTime, type ListPage } from '../../core/o
 
 export default class OutboxList extends BaseCommand<typeof OutboxList> {
   static override needsAllTargets = false
+  static override allowDefaultConfig = true
   static override summary = 'List effects, filtered by state, target, thread and time, newest first.'
-  static override description = `One row per effect: id, state, target, action, thread, created. Filters combine; --state may be repeated. Pages of --limit effects; --page picks one (the footer says whether another follows).
+  static override description = `One row per effect: id, state, target, action, thread, created. Filters combine; --state may be repeated. Pages of --limit effects; --page picks one (the footer says whether another follows). With no config file, it reads the embedded default (the SQLite journal ./interlock.db).
 
 Exit codes: 0 listed (even when nothing matched); 2 bad filter; 3 config invalid; 4 store unreachable.`
   static override examples = [

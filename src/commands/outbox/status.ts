@@ -16,8 +16,9 @@ function ago(ms: number): string {
 
 export default class OutboxStatusCommand extends BaseCommand<typeof OutboxStatusCommand> {
   static override needsAllTargets = false
+  static override allowDefaultConfig = true
   static override summary = 'Counts per state, the oldest effect in flight, what waits for an operator, relay heartbeats.'
-  static override description = `A summary of the outbox for an operator on call: how many effects are in each state, the oldest one still in flight (PROPOSED, AUTHORIZED, DISPATCHED) and its age, every HELD effect (with the rule that holds it and why) and every AMBIGUOUS one (with why), each relay's state (running, draining, stopped; gone when it sent no heartbeat for ${GONE_AFTER_LEASES} lease lengths without saying it stopped) and when it last sent a heartbeat, and the effects a relay refused to send because their effects row disagreed with their journal or their authorization did not stand.
+  static override description = `A summary of the outbox for an operator on call: how many effects are in each state, the oldest one still in flight (PROPOSED, AUTHORIZED, DISPATCHED) and its age, every HELD effect (with the rule that holds it and why) and every AMBIGUOUS one (with why), each relay's state (running, draining, stopped; gone when it sent no heartbeat for ${GONE_AFTER_LEASES} lease lengths without saying it stopped) and when it last sent a heartbeat, and the effects a relay refused to send because their effects row disagreed with their journal or their authorization did not stand. With no config file, it reads the embedded default (the SQLite journal ./interlock.db).
 
 Exit codes: 0 shown (whatever the counts); 3 config invalid; 4 store unreachable.`
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --json']

@@ -47,6 +47,12 @@ export interface LoadConfigOptions {
    * has no business with a target's credentials.
    */
   deferTargetVariables?: boolean
+  /**
+   * Why the caller cannot do without a file, said when there is none and the
+   * embedded default is not allowed (`the relay needs one, for the targets it
+   * sends effects to`).
+   */
+  whyNeeded?: string
 }
 
 export function loadConfig(options: LoadConfigOptions = {}): InterlockConfig {
@@ -59,7 +65,7 @@ export function loadConfig(options: LoadConfigOptions = {}): InterlockConfig {
   const text = readConfigText(file, shown, asked !== undefined)
   if (text === undefined) {
     if (options.allowMissing) return defaultConfig(cwd)
-    throw new ConfigError(`no ${CONFIG_FILE_NAME} in ${cwd}`, [], {
+    throw new ConfigError(`no ${CONFIG_FILE_NAME} in ${cwd}${options.whyNeeded ? `: ${options.whyNeeded}` : ''}`, [], {
       hint: `Write one with \`interlock init\`, or pass --config <file> (or set ${CONFIG_ENV_VAR}) to use another.`,
       context: { file },
     })
