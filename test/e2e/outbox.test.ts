@@ -333,3 +333,36 @@ describe('with no interlock.toml: the embedded default (./interlock.db)', () => 
     expect(run.stdout).toMatch(/^COMMITTED\s+0$/m)
   })
 })
+
+describe('interlock outbox submit of an effect already COMMITTED', () => {
+  it('is answered by the journal: via journal, committed by its apply then, nothing sent now', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'interlock-e2e-resubmit-'))
+    const config = '[store]\npath = "journal.db"\n\n[targets.refunds]\ntype = "http"\ntier = 1\nurl = "http://127.0.0.1:9/refunds"\n'
+    writeFileSync(join(cwd, 'interlock.toml'), config)
+    const store = await openStore(parseConfig(config, { file: join(cwd, 'interlock.toml'), env: {} }).store)
+    const refunds = new CountingTarget('refunds', 1)
+    const gate = new Gate({ store, targets: [refunds] })
+    // The effect `outbox submit` names: its thread, target, action and args.
+    const first = await gate.submit({ thread: 'interlock-cli', target: 'refunds', action: 'refund', args: { charge: 'ch_1' } })
+    expect(first).toMatchObject({ status: 'committed', via: 'apply' })
+    await gate.close()
+    await store.close()
+
+    const args = ['outbox', 'submit', '--target', 'refunds', '--action', 'refund', '--arg', 'charge=ch_1', '--wait', '--timeout', '5s']
+    const machine = await interlock([...args, '--json'], { cwd })
+    expect(machine.code, machine.stderr).toBe(0)
+    expect(json(machine)).toMatchObject({
+      effectId: first.effectId,
+      created: false,
+      state: 'COMMITTED',
+      outcome: { status: 'committed', effectId: first.effectId, via: 'journal', committedBy: 'apply', receipt: { applied: first.effectId } },
+    })
+    const human = await interlock(args, { cwd })
+    expect(human.code, human.stderr).toBe(0)
+    expect(human.stdout).toBe(
+      `Already in the outbox: effect ${first.effectId} is COMMITTED; nothing new was journaled.\n` +
+        'Outcome: committed before this submit; nothing was sent for it.\n',
+    )
+    expect(refunds.calls.get(first.effectId)).toBe(1)
+  })
+})
