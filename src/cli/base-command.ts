@@ -20,7 +20,7 @@ import { openInterlock, type Interlock } from '../core/interlock.js'
 import { drained } from './drain.js'
 import { type FlagFacts, parseFailure } from './parse-failure.js'
 import { describeFailure, failureEnvelope, formatFailure } from './error-output.js'
-import { type Cell, renderTable } from './table.js'
+import { type Cell, type Column, DEFAULT_WIDTH, renderTable } from './table.js'
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)['baseFlags'] & T['flags']
@@ -138,10 +138,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return [...(this.loadedConfig?.secrets ?? []), ...this.extraSecrets]
   }
 
-  /** Prints a table for people; nothing under --json, where run()'s return value is the output. */
-  protected table(head: readonly string[], rows: readonly (readonly Cell[])[]): void {
+  /**
+   * Prints a table for people; nothing under --json, where run()'s return
+   * value is the output. On a terminal it is fitted to the terminal's width
+   * (100 when the terminal does not say), unless the command's --wide asks
+   * for every column whole.
+   */
+  protected table(head: readonly Column[], rows: readonly (readonly Cell[])[]): void {
     const tty = Boolean(process.stdout.isTTY)
-    this.log(renderTable(head, rows, { tty, color: tty && !process.env.NO_COLOR }))
+    const wide = (this.flags as { wide?: boolean } | undefined)?.wide === true
+    const width = tty && !wide ? process.stdout.columns || DEFAULT_WIDTH : undefined
+    this.log(renderTable(head, rows, { tty, color: tty && !process.env.NO_COLOR, width }))
   }
 
   // Every human line goes through here: scrub secrets once, for all commands.

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
+import { wideFlag } from '../cli/wide-flag.js'
 import { CHECK_FAMILIES, DEFAULT_PROBE_TIMEOUT_MS, failedCheckExitCode, runChecks, type CheckFamily, type CheckReport } from '../core/check/index.js'
 import { CheckFailedError } from '../core/errors.js'
 
@@ -27,6 +28,7 @@ Exit codes: 0 when nothing failed (warnings allowed); 3 when a failure is a mist
       multiple: true,
     }),
     timeout: Flags.integer({ description: 'Longest wait for one probe, in milliseconds.', default: DEFAULT_PROBE_TIMEOUT_MS, min: 100, max: 600_000 }),
+    ...wideFlag,
   }
 
   async run(): Promise<CheckReport> {

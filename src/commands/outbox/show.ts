@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
+import { wideFlag } from '../../cli/wide-flag.js'
 import { resolveEffectId } from '../../core/outbox/effect-ref.js'
 import { effectLines } from '../../cli/effect-view.js'
 import { effectDetails, type EffectDetails } from '../../core/outbox/show.js'
@@ -12,6 +13,7 @@ export default class OutboxShow extends BaseCommand<typeof OutboxShow> {
 
 Exit codes: 0 shown; 2 not an effect id (64 hex characters, or a unique prefix of at least 4), or a prefix several effects share; 5 its records fail their hash check; 7 no such effect.`
   static override examples = ['<%= config.bin %> <%= command.id %> 3f9a…c2', '<%= config.bin %> <%= command.id %> 3f9a…c2 --json']
+  static override flags = { ...wideFlag }
   static override args = { id: Args.string({ required: true, description: 'Effect id (64 hex characters), or a unique prefix of at least 4.' }) }
 
   async run(): Promise<EffectDetails> {

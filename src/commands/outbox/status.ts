@@ -1,4 +1,5 @@
 import { BaseCommand } from '../../cli/base-command.js'
+import { wideFlag } from '../../cli/wide-flag.js'
 import { systemClock } from '../../core/clock.js'
 import { STATES } from '../../core/lifecycle.js'
 import { GONE_AFTER_LEASES, outboxStatus, type OutboxStatus } from '../../core/outbox/status.js'
@@ -22,6 +23,7 @@ export default class OutboxStatusCommand extends BaseCommand<typeof OutboxStatus
 
 Exit codes: 0 shown (whatever the counts); 3 config invalid; 4 store unreachable.`
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --json']
+  static override flags = { ...wideFlag }
 
   async run(): Promise<OutboxStatus> {
     const interlock = await this.openInterlock()
@@ -38,11 +40,11 @@ Exit codes: 0 shown (whatever the counts); 3 config invalid; 4 store unreachable
     for (const [title, list] of [['HELD, waiting for a release', status.held], ['AMBIGUOUS, waiting for a resolution', status.ambiguous]] as const) {
       if (list.length === 0) continue
       this.log(`\n${title}:`)
-      this.table(['effect', 'target', 'action', 'thread', 'since', 'why'], list.map((w) => [w.effectId, w.target, w.action, w.thread, w.since, w.why]))
+      this.table([{ title: 'effect', fit: 'cut' }, 'target', 'action', 'thread', 'since', 'why'], list.map((w) => [w.effectId, w.target, w.action, w.thread, w.since, w.why]))
     }
     if (status.refused.length > 0) {
       this.log('\nRefused by a relay before sending (nothing sent; see the relay log):')
-      this.table(['effect', 'relay', 'target', 'at', 'why'], status.refused.map((r) => [r.effectId, r.relay, r.target, r.at, r.why]))
+      this.table([{ title: 'effect', fit: 'cut' }, 'relay', 'target', 'at', 'why'], status.refused.map((r) => [r.effectId, r.relay, r.target, r.at, r.why]))
     }
     if (status.relays.length === 0) this.log('\nNo relay heartbeats recorded.')
     else {
