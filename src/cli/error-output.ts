@@ -8,6 +8,7 @@
  * INTERLOCK_DEBUG=1, since a stack trace helps a maintainer, not a user.
  */
 import { Errors } from '@oclif/core'
+import { errorText, SHOWN_PROBLEMS, stackWithCauses } from '../core/error-text.js'
 import { ConfigError, ExitCode, InterlockError } from '../core/errors.js'
 
 export interface Failure {
@@ -57,21 +58,11 @@ export function describeFailure(error: unknown, commandId?: string): Failure {
   }
 }
 
-/**
- * Problems a person is shown; the rest are counted. A generated file with
- * thousands of problems printed 200 KB, and the hint scrolled out of sight;
- * the first ones are what to fix first anyway. `--json` keeps them all.
- */
-export const SHOWN_PROBLEMS = 50
+export { SHOWN_PROBLEMS }
 
+/** The CLI's stderr text of a failure: the same as an uncaught InterlockError's (core/error-text.ts). */
 export function formatFailure(failure: Failure, debug: boolean): string {
-  const lines = [`Error (${failure.code}): ${failure.message}`]
-  const problems = failure.problems ?? []
-  for (const problem of problems.slice(0, SHOWN_PROBLEMS)) lines.push(`  - ${problem.split('\n').join('\n    ')}`)
-  if (problems.length > SHOWN_PROBLEMS) lines.push(`  … and ${problems.length - SHOWN_PROBLEMS} more (${problems.length} in all; --json lists every one)`)
-  if (failure.hint) lines.push(`Try this: ${failure.hint}`)
-  if (debug && failure.stack) lines.push('', failure.stack)
-  return lines.join('\n')
+  return errorText(failure, debug)
 }
 
 export function failureEnvelope(failure: Failure): { error: Record<string, unknown> } {
@@ -84,16 +75,6 @@ export function failureEnvelope(failure: Failure): { error: Record<string, unkno
   if (failure.problems) error.problems = failure.problems
   error.context = jsonSafe(failure.context)
   return { error }
-}
-
-function stackWithCauses(error: Error): string | undefined {
-  const parts: string[] = []
-  let current: unknown = error
-  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
-    parts.push(depth === 0 ? (current.stack ?? current.message) : `Caused by: ${current.stack ?? current.message}`)
-    current = current.cause
-  }
-  return parts.length > 0 ? parts.join('\n') : undefined
 }
 
 // Context is free-form: make sure a bigint or a cycle cannot turn an error report into a crash.

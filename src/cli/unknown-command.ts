@@ -16,6 +16,9 @@ import { UsageError } from '../core/errors.js'
 import { describeFailure, failureEnvelope, formatFailure } from './error-output.js'
 import { suggestCommands, type CommandCandidate } from './suggest-command.js'
 
+/** Words that are flags of the binary, not commands: `interlock --version`. */
+const ROOT_FLAGS: Readonly<Record<string, string>> = { version: '--version' }
+
 /** Prints the error and throws it, marked as printed, with exit code 2. */
 export function unknownCommand(id: string, argv: readonly string[], config: Interfaces.Config): never {
   const error = describeUnknown(id, config)
@@ -41,8 +44,11 @@ function describeUnknown(id: string, config: Interfaces.Config): UsageError {
     })
   }
   const list = `\`${bin} --help\` lists every command.`
+  // A flag of the binary itself typed as a command (`interlock version`).
+  const flag = words.length === 1 ? ROOT_FLAGS[words[0]!] : undefined
+  const guess = flag ? `Did you mean \`${bin} ${flag}\`? ` : suggestions.length > 0 ? `Did you mean ${suggestions.join(' or ')}? ` : ''
   return new UsageError(`unknown command \`${typed}\``, {
-    hint: suggestions.length > 0 ? `Did you mean ${suggestions.join(' or ')}? ${list}` : list,
+    hint: `${guess}${list}`,
     context: { command: typed },
   })
 }

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
+import { wideFlag } from '../cli/wide-flag.js'
 import { CHECK_FAMILIES, DEFAULT_PROBE_TIMEOUT_MS, failedCheckExitCode, runChecks, type CheckFamily, type CheckReport } from '../core/check/index.js'
 import { CheckFailedError } from '../core/errors.js'
 
@@ -7,7 +8,7 @@ export default class Check extends BaseCommand<typeof Check> {
   static override summary = 'Check interlock.toml, the store, every target, the keys and the policy, changing nothing; for CI against staging.'
   static override description = `Checks, in this order and concurrently where it can:
   config   interlock.toml against the schema: every problem listed, each with its key path
-  store    reachable; schema installed and at this binary's version (else: interlock install)
+  store    reachable; schema installed and at this binary's version (PostgreSQL: else interlock install; a SQLite journal is created and upgraded by the first command that opens it)
   targets  credentials present and accepted; reachable through a read-only probe (Stripe balance, GitHub user and repository, S3 HeadBucket and a missing key answering 404, not 403 (s3:ListBucket), SendGrid scopes, Slack auth.test, PostgreSQL table, columns and unique effect id); the declared tier can be honoured
   keys     operator public keys parse; the relay key exists and is not readable by group or others
   policy   rules name only existing targets and actions; no quorum is larger than the operators
@@ -27,6 +28,7 @@ Exit codes: 0 when nothing failed (warnings allowed); 3 when a failure is a mist
       multiple: true,
     }),
     timeout: Flags.integer({ description: 'Longest wait for one probe, in milliseconds.', default: DEFAULT_PROBE_TIMEOUT_MS, min: 100, max: 600_000 }),
+    ...wideFlag,
   }
 
   async run(): Promise<CheckReport> {

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { relative, resolve } from 'node:path'
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
-import { initTemplate, parseInitTarget, type InitStore, type InitTarget } from '../core/config/init-template.js'
+import { initPlaceholders, initTemplate, parseInitTarget, type InitStore, type InitTarget } from '../core/config/init-template.js'
 import { CONFIG_ENV_VAR, CONFIG_FILE_NAME } from '../core/config/load.js'
 import { ExitCode, InterlockError } from '../core/errors.js'
 import { TARGET_TYPES } from '../core/targets/registry.js'
@@ -13,6 +13,8 @@ export interface InitResult {
   targets: InitTarget[]
   /** Environment variables the file reads, to export before `interlock check`. */
   variables: string[]
+  /** Keys written with an example value (owner = "your-org"), to fill in before `interlock check`. */
+  placeholders: string[]
 }
 
 export default class Init extends BaseCommand<typeof Init> {
@@ -21,7 +23,7 @@ export default class Init extends BaseCommand<typeof Init> {
 
 The file is the one every other command reads: --path, else --config, else $INTERLOCK_CONFIG, else ./interlock.toml.
 
-Target types: ${TARGET_TYPES.join(', ')}. Then: fill in the placeholders (owner, repo, bucket, table), export the variables it lists, and run \`interlock check\`.`
+Target types: ${TARGET_TYPES.join(', ')}. Then: fill in the placeholders it names (e.g. owner, repo, bucket, table), export the variables it lists, and run \`interlock check\`.`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --store postgres --target stripe:refunds --target github --target slack',
@@ -57,13 +59,17 @@ Target types: ${TARGET_TYPES.join(', ')}. Then: fill in the placeholders (owner,
     const variables = [...new Set([...text.matchAll(/^[a-z_]+ = "\$\{([A-Z0-9_]+)\}"/gm)].map((m) => m[1]!))]
     this.log(`Wrote ${path} (${store} store${targets.length ? `, targets: ${targets.map((t) => `${t.name} (${t.type})`).join(', ')}` : ''}).`)
     if (variables.length > 0) this.log(`Export before running interlock: ${variables.join(', ')}`)
-    this.log(`Then fill in the placeholders and run \`${checkCommand(path)}\`.`)
-    return { path, store, targets, variables }
+    const placeholders = initPlaceholders(targets)
+    const check = `\`interlock check${configArg(path)}\``
+    if (targets.length === 0) this.log(`No targets yet: add [targets.<name>] tables, or run \`interlock init --force${configArg(path)} --target <type>\`. Then run ${check}.`)
+    else if (placeholders.length > 0) this.log(`Then fill in the placeholders (${placeholders.join(', ')}) and run ${check}.`)
+    else this.log(`Then run ${check}.`)
+    return { path, store, targets, variables, placeholders }
   }
 }
 
-/** `interlock check`, with --config when the check would not find the file on its own. */
-function checkCommand(path: string): string {
+/** ` --config <file>` when a command would not find the file on its own, else nothing. */
+function configArg(path: string): string {
   const found = resolve(process.cwd(), process.env[CONFIG_ENV_VAR] || CONFIG_FILE_NAME)
-  return found === path ? 'interlock check' : `interlock check --config ${relative(process.cwd(), path) || path}`
+  return found === path ? '' : ` --config ${relative(process.cwd(), path) || path}`
 }

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
+import { wideFlag } from '../cli/wide-flag.js'
 import { durationFlag } from '../cli/duration.js'
 import { progressBar } from '../cli/progress.js'
 import { DEFAULTS } from '../core/config/defaults.js'
@@ -46,6 +47,7 @@ Exit codes, the first that applies: 5 effects refused because their journal does
     }),
     limit: Flags.integer({ min: 1, description: 'Reconcile at most this many effects (oldest first); the rest wait for the next run.' }),
     'dry-run': Flags.boolean({ description: 'Show what would be done; change nothing, send nothing.' }),
+    ...wideFlag,
     'later-within': Flags.string({
       description: 'Ask again about COMMITTED effects created this recently whose service had not finished them (a Stripe refund answered pending), and report those that failed since (e.g. 7d, 30d; 0 turns it off). Default 30d.',
     }),

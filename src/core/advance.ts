@@ -20,7 +20,7 @@ import { crashPoint } from './crash-points.js'
 import { dispatchOnce } from './dispatch.js'
 import type { EffectSnapshot } from './effect.js'
 import { transition, transitions, targetOf, type GateContext, type Moved, type Step } from './gate-context.js'
-import { outcomeOf, type SubmitOutcome } from './outcome.js'
+import { journalOutcome, outcomeOf, type SubmitOutcome } from './outcome.js'
 import { dispatchedData } from './notary/dispatched-through.js'
 import { notBeforeOf } from './returned.js'
 
@@ -58,10 +58,11 @@ export async function advance(ctx: GateContext, start: EffectSnapshot, opts: Adv
         t = { moved: true, snap }
         break
       default:
-        // HELD waits for a release; terminal and AMBIGUOUS states wait for nobody.
-        return outcomeOf(snap)
+        // HELD waits for a release; terminal and AMBIGUOUS states wait for nobody. Nothing was sent here.
+        return journalOutcome(snap)
     }
-    if (!t.moved) return outcomeOf(t.current)
+    // Another writer moved it on first: where it stands is theirs, and this pass sent nothing.
+    if (!t.moved) return journalOutcome(t.current)
     if (t.snap.state !== 'DISPATCHED') return outcomeOf(t.snap)
     // Found DISPATCHED: it may have landed, if this is recovery. Made DISPATCHED here: it has not.
     const sent = await dispatchOnce(ctx, t.snap, { recovering: snap.state === 'DISPATCHED' && opts.recovering })

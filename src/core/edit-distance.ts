@@ -1,14 +1,23 @@
-/** Levenshtein distance: insertions, deletions and substitutions (for "did you mean" hints). */
+/**
+ * Edit distance for "did you mean" hints: insertions, deletions, substitutions
+ * and swaps of two neighbouring characters, each one typo (optimal string
+ * alignment). A swap is the commonest slip of the fingers (`--wiat`,
+ * `stauts`); plain Levenshtein counts it as two and misses it on a short word.
+ */
 export function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  // Three rows: the one before the previous is what a swap reaches back to.
+  let before: number[] = []
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!
-    row[0] = i
+    const current = [i]
     for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1))
-      diagonal = above
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let d = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1)
+      current.push(d)
     }
+    before = previous
+    previous = current
   }
-  return row[b.length]!
+  return previous[b.length]!
 }

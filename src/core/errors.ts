@@ -8,6 +8,9 @@
  * Exit codes are part of the public contract and documented in docs/cli.md,
  * "Exit codes".
  */
+import { inspect } from 'node:util'
+import { errorText, stackWithCauses } from './error-text.js'
+
 export const ExitCode = {
   OK: 0,
   /** A check failed, or a generic failure with no better code. */
@@ -56,6 +59,16 @@ export class InterlockError extends Error {
 
   toJSON(): Record<string, unknown> {
     return { code: this.code, message: this.message, hint: this.hint, context: this.context }
+  }
+
+  /**
+   * What Node prints for it (console.log, or a program that leaves it
+   * uncaught): the lines the CLI prints for it, not a stack into our
+   * internals, which is shown with INTERLOCK_DEBUG=1 as in the CLI.
+   */
+  [inspect.custom](): string {
+    const problems = (this as { problems?: readonly string[] }).problems
+    return errorText({ code: this.code, message: this.message, hint: this.hint, problems, stack: stackWithCauses(this) }, process.env.INTERLOCK_DEBUG === '1')
   }
 }
 

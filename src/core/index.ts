@@ -5,7 +5,7 @@
  * on the same surface.
  */
 export { Gate, DEFAULT_RETRY, type GateOptions } from './gate.js'
-export type { SubmitOutcome, OutcomeStatus } from './outcome.js'
+export type { SubmitOutcome, OutcomeStatus, CommittedVia, CommittedBy } from './outcome.js'
 export type { RecoveryReport, RecoveredEffect, RecoveryAction } from './recovery.js'
 export { effectId, toEffect, type Effect, type EffectInput, type EffectSnapshot, type Premises, type Receipt, type Tier } from './effect.js'
 export { canonicalJson, type JsonValue, type JsonObject } from './canonical-json.js'

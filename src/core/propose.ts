@@ -14,7 +14,7 @@ import { crashPoint, stateCrashPoint } from './crash-points.js'
 import type { Effect, Tier } from './effect.js'
 import { chain, proposal, type GateContext, type Moved, type Step } from './gate-context.js'
 import { ConflictError } from './errors.js'
-import { outcomeOf, type SubmitOutcome } from './outcome.js'
+import { journalOutcome, type SubmitOutcome } from './outcome.js'
 import type { AppendRequest } from './stores/store.js'
 
 export async function proposeAndAdvance(ctx: GateContext, effect: Effect, tier: Tier): Promise<SubmitOutcome> {
@@ -22,7 +22,7 @@ export async function proposeAndAdvance(ctx: GateContext, effect: Effect, tier: 
   const commit = (steps: Step[]) => proposeWith(ctx, proposed, steps)
   const t = ctx.policy.evaluate(effect, tier) ? await commit([]) : await checkedCommit(ctx, { effect }, [{ to: 'AUTHORIZED', data: {} }], commit)
   // Already journaled, by an earlier run or another process: where it stands.
-  if (!t.moved) return t.current ? outcomeOf(t.current) : { status: 'in_flight', effectId: effect.id, state: 'PROPOSED' }
+  if (!t.moved) return t.current ? journalOutcome(t.current) : { status: 'in_flight', effectId: effect.id, state: 'PROPOSED' }
   return advance(ctx, t.snap, { recovering: false })
 }
 

@@ -37,7 +37,7 @@ import type { State } from './lifecycle.js'
 import { cannotAsk } from './notary/dispatched-through.js'
 import { noReleaseYet, recordedQuorum, recoveredAuthorization, type RecordedQuorum, type ReleaseAuthority } from './outbox/recorded-quorum.js'
 import type { RuleSource } from './outbox/release-check.js'
-import { outcomeOf, type OutcomeStatus, type SubmitOutcome } from './outcome.js'
+import { journalOutcome, outcomeOf, type OutcomeStatus, type SubmitOutcome } from './outcome.js'
 import { checkBeforeSend, heldAgainData, type SendAuthority } from './relay/send-check.js'
 import { waitsUntilLater } from './returned.js'
 import type { InFlightScan, JournalRecord } from './stores/store.js'
@@ -305,7 +305,7 @@ async function recoverOne(
     if (plan === 'authorize' && planned.quorum?.complete) {
       // The operators' decision, completed before the crash, made durable; then the normal path (premises re-checked).
       const t = await transition(ctx, snap, 'AUTHORIZED', recoveredAuthorization(planned.quorum))
-      if (!t.moved) return { ...base, action: 'moved-on', outcome: outcomeOf(t.current) }
+      if (!t.moved) return { ...base, action: 'moved-on', outcome: journalOutcome(t.current) }
       return { ...base, action: 'authorized', outcome: await advance(ctx, t.snap, { recovering: true }) }
     }
     const outcome = await advance(ctx, snap, { recovering: true })
@@ -330,6 +330,7 @@ export function planFor(found: State, tier: Tier): RecoveryPlan {
 }
 
 function actionFor(found: State, tier: Tier, outcome: SubmitOutcome): RecoveryAction {
+  if (outcome.status === 'committed' && outcome.via === 'journal') return 'moved-on'
   if (found === 'DISPATCHED' && outcome.status === 'in_flight' && outcome.state === 'AUTHORIZED') return 'returned'
   if (found !== 'DISPATCHED') return 'resumed'
   // Tiers 1 and 2 too, when the target answered that it cannot know (an 'unknowable' fault).

@@ -228,7 +228,8 @@ describe('interlock check', () => {
 
   it('fails a store with no schema installed', async () => {
     const { rows } = await check(config({ schema: 'nothing_here' }), ['--only', 'store'])
-    expect(rows.find((r) => r.id === 'store.schema')).toMatchObject({ status: 'fail', detail: expect.stringContaining('no Interlock schema installed') })
+    // PostgreSQL is never installed by opening it: the fix is `interlock install`, as the relay's refusal says.
+    expect(rows.find((r) => r.id === 'store.schema')).toMatchObject({ status: 'fail', detail: expect.stringContaining('no Interlock schema installed'), fix: expect.stringMatching(/^Run `interlock install`/) })
   })
 
   it('fails an unreachable target, within the probe timeout', async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/core/config/load.js'
-import { initTemplate } from '../../src/core/config/init-template.js'
+import { initPlaceholders, initTemplate } from '../../src/core/config/init-template.js'
 import { TARGET_TYPES } from '../../src/core/targets/registry.js'
 import { install } from '../../src/core/stores/migrate.js'
 import { GithubEmulator } from '../emulators/github.js'
@@ -102,6 +102,35 @@ describe('interlock init', () => {
     expect(check.stdout).toMatch(/WARN\s+store\.schema\s+.*does not exist yet/)
   })
 
+  it('names the placeholders it wrote, and only when it wrote some', async () => {
+    const bare = await interlock(['init', '--json'], { cwd: folder() })
+    expect(bare.code, bare.stderr).toBe(0)
+    expect(JSON.parse(bare.stdout).placeholders).toEqual([])
+    const none = await interlock(['init'], { cwd: folder() })
+    expect(none.stdout).not.toContain('placeholder')
+    expect(none.stdout).toContain('No targets yet: add [targets.<name>] tables, or run `interlock init --force --target <type>`. Then run `interlock check`.')
+
+    const credentialsOnly = await interlock(['init', '--target', 'stripe:refunds', '--target', 'slack'], { cwd: folder() })
+    expect(credentialsOnly.stdout).not.toContain('placeholder')
+    expect(credentialsOnly.stdout).toContain('Then run `interlock check`.')
+
+    const cwd = folder()
+    const some = await interlock(['init', '--target', 'github', '--target', 's3:objects', '--target', 'stripe'], { cwd })
+    expect(some.stdout).toContain(
+      'Then fill in the placeholders (targets.github.owner, targets.github.repo, targets.objects.bucket, targets.objects.region) and run `interlock check`.',
+    )
+  })
+
+  it('every placeholder it names is a key its section writes with an example value', () => {
+    for (const type of TARGET_TYPES) {
+      const text = initTemplate('sqlite', [{ type, name: 'x' }])
+      const section = text.slice(text.indexOf('[targets.x]'))
+      for (const key of initPlaceholders([{ type, name: 'x' }])) {
+        expect(section, `${type}: ${key}`).toMatch(new RegExp(`^${key.split('.').at(-1)} = \\S`, 'm'))
+      }
+    }
+  })
+
   it('refuses to overwrite an existing file without --force (exit 6), and overwrites with it', async () => {
     const cwd = folder()
     writeFileSync(join(cwd, 'interlock.toml'), '# mine\n')
@@ -148,7 +177,7 @@ describe('interlock init', () => {
 
   it('with no interlock.toml, a command that needs one points at `interlock init`', async () => {
     const cwd = folder()
-    const run = await interlock(['outbox', 'status'], { cwd })
+    const run = await interlock(['reconcile-effects'], { cwd })
     expect(run.code).toBe(3)
     expect(run.stderr).toContain(`Error (E_CONFIG): no interlock.toml in ${cwd}`)
     expect(run.stderr).toContain('Try this: Write one with `interlock init`')

@@ -271,3 +271,98 @@ describe('interlock outbox', () => {
     }
   })
 })
+
+describe('with no interlock.toml: the embedded default (./interlock.db)', () => {
+  let cwd: string
+  let effectId: string
+  beforeAll(async () => {
+    cwd = mkdtempSync(join(tmpdir(), 'interlock-e2e-default-'))
+    // An agent's gate on the embedded default's journal, as openInterlock({ allowMissing: true }) would use.
+    const store = await openStore({ kind: 'sqlite', path: join(cwd, 'interlock.db') })
+    const gate = new Gate({ store, targets: [new CountingTarget('refunds', 1)] })
+    const outcome = await gate.submit({ thread: 'agent-1', target: 'refunds', action: 'refund', args: { amount: '12.00' } })
+    expect(outcome.status).toBe('committed')
+    effectId = outcome.effectId
+    await gate.close()
+    await store.close()
+  }, 60_000)
+
+  it('outbox status, list, show, verify and export read it, and say on stderr which journal they read', async () => {
+    const runs = {
+      status: await interlock(['outbox', 'status', '--json'], { cwd }),
+      list: await interlock(['outbox', 'list', '--json'], { cwd }),
+      show: await interlock(['outbox', 'show', effectId.slice(0, 8), '--json'], { cwd }),
+      verify: await interlock(['outbox', 'verify', '--json'], { cwd }),
+      export: await interlock(['outbox', 'export', '--out', 'journal.jsonl', '--json'], { cwd }),
+    }
+    for (const [name, run] of Object.entries(runs)) expect(run.code, `${name}: ${run.stdout}${run.stderr}`).toBe(0)
+    expect(json(runs.status).counts.COMMITTED).toBe(1)
+    expect(json(runs.list).effects.map((e: { effectId: string }) => e.effectId)).toEqual([effectId])
+    expect(json(runs.show)).toMatchObject({ effect: { id: effectId }, state: 'COMMITTED' })
+    expect(json(runs.verify)).toMatchObject({ ok: true, effects: 1 })
+    expect(json(runs.export)).toMatchObject({ effects: 1, path: 'journal.jsonl' })
+    expect(readFileSync(join(cwd, 'journal.jsonl'), 'utf8')).toContain(effectId)
+
+    const human = await interlock(['outbox', 'list'], { cwd })
+    expect(human.code, human.stderr).toBe(0)
+    expect(human.stdout).toContain(effectId)
+    expect(human.stderr).toBe(`No interlock.toml found: using the embedded default, the SQLite journal ${join(cwd, 'interlock.db')} and no targets.\n`)
+  })
+
+  it('config show shows it; relay and outbox submit still need a file, and the relay says why', async () => {
+    const shown = await interlock(['config', 'show', '--json'], { cwd })
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(json(shown)).toMatchObject({ store: { kind: 'sqlite', path: join(cwd, 'interlock.db') }, targets: {} })
+
+    const relay = await interlock(['relay'], { cwd })
+    expect(relay.code).toBe(3)
+    expect(relay.stderr).toBe(
+      `Error (E_CONFIG): no interlock.toml in ${cwd}: the relay needs one, for the targets it sends effects to (the embedded default has none)\n` +
+        'Try this: Write one with `interlock init`, or pass --config <file> (or set INTERLOCK_CONFIG) to use another.\n',
+    )
+    const submit = await interlock(['outbox', 'submit', '--target', 'refunds', '--action', 'refund'], { cwd })
+    expect(submit.code).toBe(3)
+    expect(submit.stderr).toContain(`Error (E_CONFIG): no interlock.toml in ${cwd}\n`)
+  })
+
+  it('in a folder with no journal either, says it made an empty one', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'interlock-e2e-default-'))
+    const run = await interlock(['outbox', 'status'], { cwd: empty })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toContain(`the SQLite journal ${join(empty, 'interlock.db')} (created now, empty) and no targets.`)
+    expect(run.stdout).toMatch(/^COMMITTED\s+0$/m)
+  })
+})
+
+describe('interlock outbox submit of an effect already COMMITTED', () => {
+  it('is answered by the journal: via journal, committed by its apply then, nothing sent now', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'interlock-e2e-resubmit-'))
+    const config = '[store]\npath = "journal.db"\n\n[targets.refunds]\ntype = "http"\ntier = 1\nurl = "http://127.0.0.1:9/refunds"\n'
+    writeFileSync(join(cwd, 'interlock.toml'), config)
+    const store = await openStore(parseConfig(config, { file: join(cwd, 'interlock.toml'), env: {} }).store)
+    const refunds = new CountingTarget('refunds', 1)
+    const gate = new Gate({ store, targets: [refunds] })
+    // The effect `outbox submit` names: its thread, target, action and args.
+    const first = await gate.submit({ thread: 'interlock-cli', target: 'refunds', action: 'refund', args: { charge: 'ch_1' } })
+    expect(first).toMatchObject({ status: 'committed', via: 'apply' })
+    await gate.close()
+    await store.close()
+
+    const args = ['outbox', 'submit', '--target', 'refunds', '--action', 'refund', '--arg', 'charge=ch_1', '--wait', '--timeout', '5s']
+    const machine = await interlock([...args, '--json'], { cwd })
+    expect(machine.code, machine.stderr).toBe(0)
+    expect(json(machine)).toMatchObject({
+      effectId: first.effectId,
+      created: false,
+      state: 'COMMITTED',
+      outcome: { status: 'committed', effectId: first.effectId, via: 'journal', committedBy: 'apply', receipt: { applied: first.effectId } },
+    })
+    const human = await interlock(args, { cwd })
+    expect(human.code, human.stderr).toBe(0)
+    expect(human.stdout).toBe(
+      `Already in the outbox: effect ${first.effectId} is COMMITTED; nothing new was journaled.\n` +
+        'Outcome: committed before this submit; nothing was sent for it.\n',
+    )
+    expect(refunds.calls.get(first.effectId)).toBe(1)
+  })
+})

@@ -13,6 +13,8 @@ import type { CheckContext } from '../../src/core/check/types.js'
 import { defaultConfig } from '../../src/core/config/defaults.js'
 import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
 import { install } from '../../src/core/stores/migrate.js'
+import { latestVersion, loadMigrations } from '../../src/core/stores/migrations.js'
+import { openStore } from '../../src/core/stores/open.js'
 
 const dir = () => mkdtempSync(join(tmpdir(), 'interlock-check-unit-'))
 
@@ -91,6 +93,28 @@ describe('store family on SQLite', () => {
     expect(report.ok).toBe(true)
     const { existsSync } = await import('node:fs')
     expect(existsSync(join(d, 'journal.db'))).toBe(false)
+  })
+
+  it('says what is true of a missing journal: the first command that opens it creates it, nothing to install', async () => {
+    const d = dir()
+    configIn(d)
+    const row = (await runChecks({ cwd: d, env: {}, only: ['store'] })).checks.find((c) => c.id === 'store.schema')!
+    expect(row.detail).toBe(`SQLite journal ${join(d, 'journal.db')} does not exist yet; the first command that opens it creates it at version ${latestVersion('sqlite')}`)
+    expect(row.fix).toMatch(/^Nothing to do for a new journal: the first command that opens it creates it \(`interlock install` creates it now\)/)
+    // As a command opens it (openInterlock, outbox status...): created at this version, and then the row passes.
+    await (await openStore({ kind: 'sqlite', path: join(d, 'journal.db') })).close()
+    expect((await runChecks({ cwd: d, env: {}, only: ['store'] })).checks.find((c) => c.id === 'store.schema')?.status).toBe('pass')
+  })
+
+  it('says what is true of an older journal: the first command of this interlock that opens it upgrades it', async () => {
+    const d = dir()
+    configIn(d)
+    await install({ kind: 'sqlite', path: join(d, 'journal.db') }, { migrations: loadMigrations('sqlite').slice(0, 1) })
+    const row = (await runChecks({ cwd: d, env: {}, only: ['store'] })).checks.find((c) => c.id === 'store.schema')!
+    expect(row).toMatchObject({ status: 'warn', detail: expect.stringMatching(/is at schema version 1; this interlock needs \d+ \(pending: .*\); the first command of this interlock that opens it upgrades it$/) })
+    expect(row.fix).toMatch(/^Nothing to do: the first command of this interlock that opens it upgrades it \(`interlock install` upgrades it now/)
+    await (await openStore({ kind: 'sqlite', path: join(d, 'journal.db') })).close()
+    expect((await runChecks({ cwd: d, env: {}, only: ['store'] })).checks.find((c) => c.id === 'store.schema')?.status).toBe('pass')
   })
 
   it('fails a journal in a folder that does not exist', async () => {

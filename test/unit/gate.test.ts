@@ -105,23 +105,44 @@ describe('gate.submit', () => {
     expect(await states(out.effectId)).toEqual(['PROPOSED', 'AUTHORIZED', 'REJECTED'])
   })
 
-  it('applies once when the same effect is submitted twice at once, and once more later', async () => {
+  it('applies once when the same effect is submitted twice at once, and once more later: the later one answered by the journal', async () => {
     const t = new CountingTarget('t3', 3)
     const gate = gateWith(t)
     const [a, b] = await Promise.all([gate.submit(effect('t3')), gate.submit(effect('t3'))])
+    // The second joined the first: one send, for both.
     expect(a).toEqual(b)
+    expect(a).toMatchObject({ status: 'committed', via: 'apply' })
     const c = await gate.submit(effect('t3'))
-    expect(c).toEqual(a)
+    expect(c).toEqual({ ...a, via: 'journal', committedBy: 'apply' })
     expect(t.calls.get(a.effectId)).toBe(1)
   })
 
-  it('returns the existing outcome to a second gate on the same journal', async () => {
+  it('returns the existing outcome to a second gate on the same journal, saying nothing was sent', async () => {
     const t = new CountingTarget('t3', 3)
     const first = await gateWith(t).submit(effect('t3'))
     const t2 = new CountingTarget('t3', 3)
     const second = await gateWith(t2).submit(effect('t3'))
-    expect(second).toEqual(first)
+    expect(first).toMatchObject({ status: 'committed', via: 'apply' })
+    expect(second).toEqual({ ...first, via: 'journal', committedBy: 'apply' })
     expect(t2.calls.size).toBe(0)
+  })
+
+  it('an effect a tier-2 query found, submitted again: via journal, committed by the query', async () => {
+    const t = new CountingTarget('t2', 2)
+    t.faults = [{ kind: 'unknown', afterApplying: true }]
+    const found = await gateWith(t).submit(effect('t2'))
+    expect(found).toMatchObject({ status: 'committed', via: 'query' })
+    const again = await gateWith(t).submit(effect('t2'))
+    expect(again).toEqual({ ...found, via: 'journal', committedBy: 'query' })
+    expect(t.calls.get(found.effectId)).toBe(1)
+  })
+
+  it('anything but COMMITTED found in the journal is answered as it stands, with no via', async () => {
+    const t = new CountingTarget('t3', 3)
+    t.faults = [{ kind: 'refused' }]
+    const failed = await gateWith(t).submit(effect('t3'))
+    expect(failed).toMatchObject({ status: 'failed' })
+    expect(await gateWith(t).submit(effect('t3'))).toEqual(failed)
   })
 
   it('tier 1: an unknown outcome is retried with the same effect id and lands once', async () => {

@@ -56,9 +56,13 @@ describe('suggestCommands', () => {
     expect(suggest('')).toEqual([])
   })
 
-  it('distance counts insertions, deletions and substitutions', () => {
+  it('distance counts insertions, deletions, substitutions and swaps of neighbours, one typo each', () => {
     expect(distance('outbx', 'outbox')).toBe(1)
-    expect(distance('stauts', 'status')).toBe(2)
+    expect(distance('stauts', 'status')).toBe(1)
+    expect(distance('wiat', 'wait')).toBe(1)
+    expect(distance('ab', 'ba')).toBe(1)
+    expect(distance('abc', 'ca')).toBe(3)
+    expect(distance('kitten', 'sitting')).toBe(3)
     expect(distance('', 'abc')).toBe(3)
     expect(distance('same', 'same')).toBe(0)
   })

@@ -1,4 +1,5 @@
 import { BaseCommand } from '../../cli/base-command.js'
+import { wideFlag } from '../../cli/wide-flag.js'
 import { operatorsSection, policySection, reconcileSection, relaySection, type Section } from '../../cli/config-sections.js'
 import { DEFAULTS } from '../../core/config/defaults.js'
 import type { InterlockConfig, TargetConfig } from '../../core/config/types.js'
@@ -13,6 +14,7 @@ export default class ConfigShow extends BaseCommand<typeof ConfigShow> {
     '<%= config.bin %> <%= command.id %> --json',
   ]
   static override allowDefaultConfig = true
+  static override flags = { ...wideFlag }
 
   async run(): Promise<InterlockConfig> {
     const config = await this.interlockConfig()

@@ -7,8 +7,9 @@ import { exportJournal, exportJournalTo } from '../../core/outbox/export-file.js
 
 export default class OutboxExport extends BaseCommand<typeof OutboxExport> {
   static override needsAllTargets = false
+  static override allowDefaultConfig = true
   static override summary = 'Write every journal to a file that `outbox verify --file` checks offline.'
-  static override description = `JSON Lines: a header, every journal record exactly as stored (hash-chained, signatures included), and an end line with where every effect's records end, so a file cut short is detected. Never overwrites a file. \`--out -\` writes to stdout instead (the summary then goes to stderr), complete whatever its size, e.g. to compress or ship it.
+  static override description = `JSON Lines: a header, every journal record exactly as stored (hash-chained, signatures included), and an end line with where every effect's records end, so a file cut short is detected. Never overwrites a file. \`--out -\` writes to stdout instead (the summary then goes to stderr), complete whatever its size, e.g. to compress or ship it. With no config file, it reads the embedded default (the SQLite journal ./interlock.db).
 
 Exit codes: 0 written; 1 the file exists or cannot be written; 2 --out - with --json; 3 config invalid; 4 store unreachable.`
   static override examples = [

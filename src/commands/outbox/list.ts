@@ -1,12 +1,14 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
+import { wideFlag } from '../../cli/wide-flag.js'
 import { STATES } from '../../core/lifecycle.js'
 import { listEffects, parseStates, parseTime, type ListPage } from '../../core/outbox/list.js'
 
 export default class OutboxList extends BaseCommand<typeof OutboxList> {
   static override needsAllTargets = false
+  static override allowDefaultConfig = true
   static override summary = 'List effects, filtered by state, target, thread and time, newest first.'
-  static override description = `One row per effect: id, state, target, action, thread, created. Filters combine; --state may be repeated. Pages of --limit effects; --page picks one (the footer says whether another follows).
+  static override description = `One row per effect: id, state, target, action, thread, created. Filters combine; --state may be repeated. Pages of --limit effects; --page picks one (the footer says whether another follows). With no config file, it reads the embedded default (the SQLite journal ./interlock.db).
 
 Exit codes: 0 listed (even when nothing matched); 2 bad filter; 3 config invalid; 4 store unreachable.`
   static override examples = [
@@ -22,6 +24,7 @@ Exit codes: 0 listed (even when nothing matched); 2 bad filter; 3 config invalid
     until: Flags.string({ helpValue: '<time>', description: 'Only effects created before this ISO-8601 time.' }),
     limit: Flags.integer({ min: 1, max: 10_000, default: 50, description: 'Effects per page.' }),
     page: Flags.integer({ min: 1, default: 1, description: 'Which page (1 is the newest).' }),
+    ...wideFlag,
   }
 
   async run(): Promise<ListPage> {
@@ -38,7 +41,7 @@ Exit codes: 0 listed (even when nothing matched); 2 bad filter; 3 config invalid
       await interlock.close()
     }
     if (page.effects.length === 0) this.log(page.page === 1 ? 'No effects match.' : `No effects on page ${page.page}.`)
-    else this.table(['effect', 'state', 'target', 'action', 'thread', 'created'], page.effects.map((e) => [e.effectId, e.state, e.target, e.action, e.thread, e.createdAt]))
+    else this.table([{ title: 'effect', fit: 'cut' }, 'state', 'target', 'action', 'thread', 'created'], page.effects.map((e) => [e.effectId, e.state, e.target, e.action, e.thread, e.createdAt]))
     this.log(`Page ${page.page}${page.more ? `; more with --page ${page.page + 1}` : ', the last'}.`)
     return page
   }

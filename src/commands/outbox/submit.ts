@@ -3,8 +3,16 @@ import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
 import { parseDuration } from '../../core/config/policy.js'
 import { ExitCode, NotFoundError, UsageError } from '../../core/errors.js'
+import type { CommittedVia } from '../../core/outcome.js'
 import { CLI_THREAD, submitInput } from '../../core/outbox/submit-input.js'
 import { submitEffect, type SubmitResult } from '../../core/outbox/submit.js'
+
+/** What `Outcome: committed` adds, by what was done for this submit (outcome.ts). */
+const COMMITTED_HOW: Record<CommittedVia, string> = {
+  apply: '',
+  query: ' (the service had already applied it)',
+  journal: ' before this submit; nothing was sent for it',
+}
 
 export default class OutboxSubmit extends BaseCommand<typeof OutboxSubmit> {
   static override needsAllTargets = false
@@ -45,7 +53,7 @@ Exit codes: 0 journaled (with --wait: committed or held); 1 with --wait: failed,
     this.log(r.created ? `Journaled effect ${r.effectId} (${r.action} on ${r.target}, thread ${r.thread}): ${r.state}.` : `Already in the outbox: effect ${r.effectId} is ${r.state}; nothing new was journaled.`)
     if (r.outcome) {
       const o = r.outcome
-      const why = o.status === 'held' ? ` by rule "${o.rule}"${o.reason ? `: ${o.reason}` : ''}` : o.status === 'failed' || o.status === 'ambiguous' ? `: ${o.reason}` : o.status === 'rejected' ? `: ${o.violations.join('; ')}` : ''
+      const why = o.status === 'held' ? ` by rule "${o.rule}"${o.reason ? `: ${o.reason}` : ''}` : o.status === 'failed' || o.status === 'ambiguous' ? `: ${o.reason}` : o.status === 'rejected' ? `: ${o.violations.join('; ')}` : o.status === 'committed' ? COMMITTED_HOW[o.via] : ''
       this.log(`Outcome: ${o.status}${why}.`)
       if (o.status === 'ambiguous') process.exitCode = ExitCode.AMBIGUOUS
       else if (o.status === 'failed' || o.status === 'rejected') process.exitCode = ExitCode.FAILURE

@@ -10,12 +10,13 @@ import { openStore } from '../../core/stores/open.js'
 
 export default class OutboxVerify extends BaseCommand<typeof OutboxVerify> {
   static override needsAllTargets = false
+  static override allowDefaultConfig = true
   static override summary = 'Check every journal: hash chains, lifecycle, effect ids, policy, and every signature.'
   static override description = `Recomputes every journal's hash chain, follows every effect through the lifecycle, recomputes every effect's id from the thread, target, action, args and key its proposal journaled, flags an effect authorized straight from PROPOSED that a rule of the policy in force holds (or held under another rule than the one that holds it), checks every operator release, denial and resolution against the keys in [[operators]] (and that every authorization from HELD carried its rule's quorum of releases, unexpired when the last of them was journaled), every relay receipt, and the signature of every record a relay or gate wrote. Names the first bad record and lists every problem; a record that cannot be read back (its data no longer parses) is one, named by journal and record. Works offline, on the store or on a file made by \`interlock outbox export\`.
 
 Trusted relay keys: the public key in the [relay] key file of interlock.toml (named by [relay] id, else by the key's name; only its public half is read, no passphrase needed), and each --relay-key. When there are any, every record past PROPOSED must be signed by one of them, or carry an operator's signed release, denial or resolution, or be the policy's decision (PROPOSED → AUTHORIZED or HELD), which the policy in force judges again: an unsigned record, or one signed by another key or altered, fails verification naming its record. Unsigned records (written by a version that signed only receipts, or by a writer without the relay key) are accepted only under an anchor that covers them (\`interlock outbox anchor --cover-unsigned\`): a journal whose signatures were all stripped looks the same. With --anchor, the records up to each anchored head are covered by its signature, and every record after them must be signed. When there are none, relay signatures are not checked: they are counted as unchecked and said so, and verification can still pass.
 
---anchor <file> (made by \`interlock outbox anchor\`): every journal it names must still reach its anchored head, with the same record there; a journal cut back behind it fails.
+--anchor <file> (made by \`interlock outbox anchor\`): every journal it names must still reach its anchored head, with the same record there; a journal cut back behind it fails. With no config file, it reads the embedded default (the SQLite journal ./interlock.db).
 
 Exit codes: 0 everything verifies; 5 a problem was found, or the anchor is not signed by a trusted key; 2 a --relay-key is malformed; 3 config invalid, or the [relay] key file cannot be read or is not a relay key; 4 store unreachable; 7 the file or anchor does not exist.`
   static override examples = [
@@ -42,6 +43,7 @@ Exit codes: 0 everything verifies; 5 a problem was found, or the anchor is not s
     let report: VerifyReport
     if (this.flags.file) report = await verifyExport(this.flags.file, opts)
     else {
+      this.sayEmbeddedDefault(config)
       const store = await openStore(config.store)
       try {
         report = await verifyStore(store, opts)

@@ -8,6 +8,7 @@ import { requireFullAccess } from '../../core/stores/full-access.js'
 import { Relay, type RelayStats } from '../../core/relay/relay.js'
 
 export default class RelayRun extends BaseCommand<typeof RelayRun> {
+  static override whyConfigNeeded = 'the relay needs one, for the targets it sends effects to (the embedded default has none)'
   static override summary = 'Drain the outbox: claim ready effects, re-check premises, dispatch, commit, sign receipts.'
   static override description = `Runs until SIGTERM or SIGINT, then drains: claims nothing more, finishes the effects it started, gives back the ones it had not started, and exits 0.
 

@@ -4,9 +4,12 @@
  * migrations (`schema_migrations`), a SQLite file is opened read-only (and
  * not created when absent), exactly as `interlock install --dry-run` would.
  *
- * PostgreSQL is installed by a DBA, so a schema behind this binary fails
- * (the relay would refuse it). SQLite installs and upgrades itself when it is
- * opened (stores/open.ts), so a missing or older file is a warning there.
+ * PostgreSQL is installed by a DBA: opening it never installs or upgrades
+ * it (stores/open.ts, autoInstall off), so a schema missing or behind this
+ * binary fails, and the fix is `interlock install`. SQLite is installed and
+ * upgraded by whatever opens it first (a submit, a relay, `outbox status`,
+ * openInterlock()), so a missing or older file is a warning whose fix is
+ * nothing at all, or `interlock install` to do it now.
  */
 import { existsSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
@@ -18,6 +21,10 @@ import { withTimeout } from './timeout.js'
 import type { CheckContext, CheckModule, CheckRow } from './types.js'
 
 const INSTALL = 'Run `interlock install` against this store (`interlock install --print-sql` to review the SQL first).'
+const SQLITE_CREATED =
+  'Nothing to do for a new journal: the first command that opens it creates it (`interlock install` creates it now). If one should be there already, fix [store] path.'
+const SQLITE_UPGRADED =
+  'Nothing to do: the first command of this interlock that opens it upgrades it (`interlock install` upgrades it now; `--print-sql` shows the SQL). Older interlocks cannot open it after that.'
 const REACHABLE = 'store reachable'
 const SCHEMA = "store schema at this binary's version"
 
@@ -82,7 +89,7 @@ async function checkSqlite(store: SqliteStoreConfig): Promise<CheckRow[]> {
     }
     return [
       pass('store.reachable', REACHABLE, `folder ${dir} exists`),
-      warn('store.schema', SCHEMA, `${where} does not exist yet; it is created at version ${latestVersion('sqlite')} when first opened`, INSTALL),
+      warn('store.schema', SCHEMA, `${where} does not exist yet; the first command that opens it creates it at version ${latestVersion('sqlite')}`, SQLITE_CREATED),
     ]
   }
   const { openSqlite } = await import('../stores/sqlite/connection.js')
@@ -112,7 +119,7 @@ function schemaRow(a: SchemaAssessment, where: string, behind: 'warn' | 'fail'):
     a.currentVersion === 0
       ? `${where} has no Interlock schema installed (this interlock needs version ${a.targetVersion})`
       : `${where} is at schema version ${a.currentVersion}; this interlock needs ${a.targetVersion} (pending: ${a.pending.map(fileName).join(', ')})`
-  return behind === 'fail' ? fail('store.schema', SCHEMA, detail, INSTALL) : warn('store.schema', SCHEMA, `${detail}; it upgrades itself when opened`, INSTALL)
+  return behind === 'fail' ? fail('store.schema', SCHEMA, detail, INSTALL) : warn('store.schema', SCHEMA, `${detail}; the first command of this interlock that opens it upgrades it`, SQLITE_UPGRADED)
 }
 
 function schemaError(e: unknown): CheckRow {

@@ -40,6 +40,28 @@ export function initTemplate(store: InitStore, targets: readonly InitTarget[]): 
   return [HEADER, storeSection(store), GATE, ...targets.map((t) => targetSection(t, vars)), targets.length === 0 ? NO_TARGETS : '', OPERATORS].filter(Boolean).join('\n')
 }
 
+/**
+ * Keys each target's section writes with an example value to replace with
+ * the real one (owner = "your-org"); the others are ${VAR}s to export, or
+ * defaults that work as written.
+ */
+const PLACEHOLDERS: Record<InitTargetType, readonly string[]> = {
+  repo: ['path'],
+  http: ['url'],
+  postgres_row: ['table'],
+  stripe: [],
+  sendgrid: [],
+  slack: [],
+  github: ['owner', 'repo'],
+  s3: ['bucket', 'region'],
+  mcp: ['command', 'args'],
+}
+
+/** The key paths of the placeholders initTemplate writes for these targets, to fill in before `interlock check`. */
+export function initPlaceholders(targets: readonly InitTarget[]): string[] {
+  return targets.flatMap((t) => PLACEHOLDERS[t.type].map((key) => `targets.${t.name}.${key}`))
+}
+
 /** One environment variable per credential: the usual name first, prefixed with the target's name when taken. */
 class EnvNames {
   private readonly used = new Set<string>()

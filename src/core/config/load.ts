@@ -17,12 +17,13 @@ import { parse, TomlError } from 'smol-toml'
 import { ConfigError } from '../errors.js'
 import { defaultConfig } from './defaults.js'
 import { depthProblem } from './depth.js'
-import { expandEnv } from './expand-env.js'
+import { expandEnv, type UnsetVariable } from './expand-env.js'
 import { normalizeGate, normalizeNotary, normalizeReconcile, normalizeRelay, normalizeStore, normalizeTarget } from './normalize.js'
 import { isNotaryRefusal, notaryTargetsHint } from './notary-targets.js'
 import { markOrigin } from './origin.js'
 import { normalizeOperators, normalizePolicy } from './policy.js'
 import type { InterlockConfig, TargetConfig } from './types.js'
+import { unsetVariablesError, type UnsetReference } from './unset-variables.js'
 import { validateConfigDocument } from './validate.js'
 
 export const CONFIG_FILE_NAME = 'interlock.toml'
@@ -47,6 +48,12 @@ export interface LoadConfigOptions {
    * has no business with a target's credentials.
    */
   deferTargetVariables?: boolean
+  /**
+   * Why the caller cannot do without a file, said when there is none and the
+   * embedded default is not allowed (`the relay needs one, for the targets it
+   * sends effects to`).
+   */
+  whyNeeded?: string
 }
 
 export function loadConfig(options: LoadConfigOptions = {}): InterlockConfig {
@@ -59,7 +66,7 @@ export function loadConfig(options: LoadConfigOptions = {}): InterlockConfig {
   const text = readConfigText(file, shown, asked !== undefined)
   if (text === undefined) {
     if (options.allowMissing) return defaultConfig(cwd)
-    throw new ConfigError(`no ${CONFIG_FILE_NAME} in ${cwd}`, [], {
+    throw new ConfigError(`no ${CONFIG_FILE_NAME} in ${cwd}${options.whyNeeded ? `: ${options.whyNeeded}` : ''}`, [], {
       hint: `Write one with \`interlock init\`, or pass --config <file> (or set ${CONFIG_ENV_VAR}) to use another.`,
       context: { file },
     })
@@ -85,6 +92,9 @@ export function parseConfig(
   const deferred = options.deferTargetVariables ? expanded.unset.filter((u) => u.path[0] === 'targets' && u.path.length > 2) : []
   const deferredProblems = new Set(deferred.map((u) => u.problem))
   const problems = [...schemaProblems, ...expanded.problems.filter((p) => !deferredProblems.has(p))]
+  const unset = expanded.unset.filter((u) => !deferredProblems.has(u.problem))
+  // Nothing wrong with the file but the environment it is read in: say what to export.
+  if (problems.length > 0 && problems.length === unset.length) throw unsetVariablesError(unset.map(reference), { file })
   if (problems.length > 0) throw invalid(shown, file, problems)
 
   const dir = dirname(file)
@@ -116,6 +126,11 @@ export function parseConfig(
     secrets: expanded.secrets,
     ...(deferred.length > 0 ? { unresolved: deferred.map((u) => u.problem) } : {}),
   }
+}
+
+function reference(u: UnsetVariable): UnsetReference {
+  const target = u.path[0] === 'targets' && u.path.length > 2 ? u.path[1] : undefined
+  return { name: u.name, problem: u.problem, section: u.path[0] ?? '', ...(target === undefined ? {} : { target }) }
 }
 
 function invalid(shown: string, file: string, problems: string[]): ConfigError {

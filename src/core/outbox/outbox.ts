@@ -18,7 +18,7 @@
 import { toEffect, type EffectInput } from '../effect.js'
 import { InputError } from '../errors.js'
 import { proposal, targetOf, type GateContext } from '../gate-context.js'
-import { outcomeOf, type SubmitOutcome } from '../outcome.js'
+import { journalOutcome, outcomeOf, type SubmitOutcome } from '../outcome.js'
 import type { Store } from '../stores/store.js'
 import { assertTarget, tierFor, type EffectTarget } from '../targets/target.js'
 import type { State } from '../lifecycle.js'
@@ -40,7 +40,7 @@ export interface OutboxHandle {
   state: State
   /** False when the effect was already journaled (the same decision submitted again): nothing was appended. */
   created: boolean
-  /** Waits until the effect settles, becomes AMBIGUOUS, or is HELD for operators. */
+  /** Waits until the effect settles, becomes AMBIGUOUS, or is HELD for operators; one COMMITTED before this submit says `via: 'journal'`. */
   result(): Promise<SubmitOutcome>
 }
 
@@ -70,8 +70,11 @@ export class Outbox {
     const [proposed] = await this.store.append([
       { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, tier), effect, tier },
     ])
-    const state: State = proposed!.ok ? 'PROPOSED' : (proposed!.current?.state ?? 'PROPOSED')
-    return { effectId: effect.id, state, created: proposed!.ok, result: () => this.result(effect.id) }
+    const before = proposed!.ok ? null : proposed!.current
+    const state: State = before?.state ?? 'PROPOSED'
+    // Committed before this submit: the journal answers, and says nothing was sent for it.
+    const result = before?.state === 'COMMITTED' ? () => Promise.resolve(journalOutcome(before)) : () => this.result(effect.id)
+    return { effectId: effect.id, state, created: proposed!.ok, result }
   }
 
   /** The outcome of any journaled effect, once it settles (see OutboxHandle.result). */

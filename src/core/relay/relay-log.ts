@@ -14,7 +14,7 @@
  * either form.
  */
 import type { State } from '../lifecycle.js'
-import type { OutcomeStatus, SubmitOutcome } from '../outcome.js'
+import type { CommittedVia, OutcomeStatus, SubmitOutcome } from '../outcome.js'
 
 export type LogLevel = 'info' | 'warn' | 'error'
 export type LogFormat = 'text' | 'json'
@@ -42,6 +42,13 @@ export interface RelayLogOptions {
   now: () => Date
 }
 
+/** What a committed line adds to say what this relay did for it. */
+const COMMITTED_NOTE: Record<CommittedVia, string> = {
+  apply: '',
+  query: ' (the service had already applied it)',
+  journal: ' before this relay took it up; nothing sent',
+}
+
 export class RelayLog {
   constructor(private readonly o: RelayLogOptions) {}
 
@@ -65,7 +72,7 @@ export class RelayLog {
     const on = `effect ${outcome.effectId} on ${target}`
     switch (outcome.status) {
       case 'committed':
-        return this.emit({ ...base, level: 'info', state: 'COMMITTED', via: outcome.via, msg: `${on} committed${outcome.via === 'query' ? ' (the service had already applied it)' : ''}` })
+        return this.emit({ ...base, level: 'info', state: 'COMMITTED', via: outcome.via, msg: `${on} committed${COMMITTED_NOTE[outcome.via]}` })
       case 'held':
         return this.emit({ ...base, level: 'info', state: 'HELD', rule: outcome.rule, msg: `${on} held under rule "${outcome.rule}" for operators` })
       case 'rejected': {

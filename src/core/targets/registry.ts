@@ -10,6 +10,7 @@
  */
 import { originOf } from '../config/origin.js'
 import type { TargetConfig } from '../config/types.js'
+import { unsetVariablesError, type UnsetReference } from '../config/unset-variables.js'
 import { ConfigError, InputError } from '../errors.js'
 import { GithubTarget } from './github/github-target.js'
 import { HttpTarget, type HttpTargetOptions } from './http/http-target.js'
@@ -101,17 +102,12 @@ export function createTargets(configs: Record<string, TargetConfig>, opts: Targe
  * error naming every such reference, before any target is made.
  */
 function assertResolved(configs: Record<string, TargetConfig>): void {
-  const problems: string[] = []
-  const names: string[] = []
+  const unset: UnsetReference[] = []
   for (const [name, config] of Object.entries(configs)) {
-    const unresolved = originOf(config)?.unresolved ?? []
-    if (unresolved.length > 0) names.push(name)
-    problems.push(...unresolved)
+    for (const problem of originOf(config)?.unresolved ?? []) {
+      const variable = /environment variable (\S+) is not set/.exec(problem)?.[1] ?? '?'
+      unset.push({ name: variable, problem, target: name, section: 'targets' })
+    }
   }
-  if (problems.length === 0) return
-  const variables = [...new Set(problems.map((p) => /environment variable (\S+) is not set/.exec(p)?.[1]).filter(Boolean))]
-  throw new ConfigError(`${names.length === 1 ? `target ${names[0]} needs` : `targets ${names.join(', ')} need`} environment variables that are not set`, problems, {
-    hint: `Export ${variables.join(', ')} where this command runs. Commands that only read the store (outbox status, list, show, verify, export; config show) run without them.`,
-    context: { targets: names, variables },
-  })
+  if (unset.length > 0) throw unsetVariablesError(unset)
 }

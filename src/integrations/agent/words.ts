@@ -7,7 +7,7 @@
  * (the agent, an operator, nobody), naming the effect so both can find it.
  */
 import type { JsonObject } from '../../core/canonical-json.js'
-import type { SubmitOutcome } from '../../core/outcome.js'
+import { foundAtService, type SubmitOutcome } from '../../core/outcome.js'
 
 export interface Wording {
   /** The tool as the model knows it. */
@@ -78,7 +78,7 @@ export function doneWords(outcome: Extract<SubmitOutcome, { status: 'committed' 
   const id = outcome.effectId
   const shown = result ?? receiptText(outcome.receipt)
   if (madeNow) return { state: 'COMMITTED', text: w.scrub(`Done (effect ${id}).${shown ? `\nResult: ${shown}` : ''}`), isError: false }
-  if (outcome.via === 'query' || outcome.receipt.found === true) {
+  if (foundAtService(outcome) || outcome.receipt.found === true) {
     return { state: 'COMMITTED', text: w.scrub(`Already done: this call had been made before (effect ${id}); ${w.target}'s own record shows it. It was not made again.`), isError: false }
   }
   return { state: 'COMMITTED', text: w.scrub(`Already done: this call had been made before (effect ${id}) and was not made again.${shown ? `\nResult then: ${shown}` : ''}`), isError: false }

@@ -14,7 +14,7 @@
  */
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { JsonObject } from '../../core/canonical-json.js'
-import type { SubmitOutcome } from '../../core/outcome.js'
+import { foundAtService, type SubmitOutcome } from '../../core/outcome.js'
 import { resultOf } from '../../core/targets/mcp/index.js'
 import { marked } from './meta.js'
 import { doneWords, notDoneWords, type Words } from '../agent/words.js'
@@ -35,7 +35,7 @@ export function answerOf({ outcome, tool, target, live, scrub }: CallAnswerInput
   switch (outcome.status) {
     case 'committed': {
       if (live) return marked(live, id, 'COMMITTED', false)
-      if (outcome.via === 'query' || outcome.receipt.found) {
+      if (foundAtService(outcome) || outcome.receipt.found) {
         return marked({ content: [{ type: 'text', text: doneWords(outcome, false, { tool, target, scrub }).text }] }, id, 'COMMITTED', true)
       }
       return marked(resultOf(outcome.receipt, id), id, 'COMMITTED', true)
