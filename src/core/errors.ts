@@ -141,6 +141,37 @@ export class TargetError extends InterlockError {
   }
 }
 
+/** A package only one feature uses (an optional peer dependency), as that feature needs it. */
+export interface PackageNeed {
+  name: string
+  /** What needs it, as the subject of "need": "symbol premises". */
+  feature: string
+  /** The versions it works with, for people: "5 or 6". */
+  versions: string
+  /** What to give `npm install`: "typescript@5". */
+  install: string
+}
+
+/**
+ * A package one feature needs is not installed, or not in a version it works
+ * with (typescript 7 has no compiler API for JavaScript): the feature names it
+ * instead of failing deep inside a call with Node's ERR_MODULE_NOT_FOUND or a
+ * TypeError. Exit 3, as for a config mistake: the installation, not the input,
+ * has to change.
+ */
+export class MissingPackageError extends InterlockError {
+  readonly packageName: string
+  constructor(need: PackageNeed, options: InterlockErrorOptions & { installed?: string } = {}) {
+    const wanted = `${need.feature} need ${need.name} ${need.versions}`
+    super('E_MISSING_PACKAGE', ExitCode.CONFIG, options.installed === undefined ? `${wanted}, which is not installed` : `${wanted}, not the ${options.installed} installed`, {
+      hint: `Install it in the project that depends on agent-interlock: npm install ${need.install}`,
+      ...options,
+      context: { package: need.name, versions: need.versions, ...(options.installed === undefined ? {} : { installed: options.installed }), ...options.context },
+    })
+    this.packageName = need.name
+  }
+}
+
 /** Bad effect payload or target input (e.g. an amount finer than the currency allows). */
 export class InputError extends InterlockError {
   constructor(message: string, options: InterlockErrorOptions = {}) {
