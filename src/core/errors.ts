@@ -172,6 +172,16 @@ export class MissingPackageError extends InterlockError {
   }
 }
 
+/** Interlock was started by a Node.js that package.json's "engines" does not name (src/cli/node-runtime.ts). */
+export class UnsupportedNodeError extends InterlockError {
+  constructor(supported: string, running: string) {
+    super('E_NODE_VERSION', ExitCode.CONFIG, `Interlock needs Node.js ${supported}; this is ${running}`, {
+      hint: `Run it with Node.js ${supported} (https://nodejs.org/en/download).`,
+      context: { supported, running },
+    })
+  }
+}
+
 /** Bad effect payload or target input (e.g. an amount finer than the currency allows). */
 export class InputError extends InterlockError {
   constructor(message: string, options: InterlockErrorOptions = {}) {
