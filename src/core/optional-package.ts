@@ -6,14 +6,22 @@
  */
 import { MissingPackageError, type PackageNeed } from './errors.js'
 
-/** `load()` (the `import('<name>')` itself stays at the call site), or MissingPackageError when the package is not installed. */
-export async function importOptional<T>(need: PackageNeed, load: () => Promise<T>): Promise<T> {
+/**
+ * `load()` (the `import('<name>')` itself stays at the call site), or
+ * MissingPackageError when the package is not installed, or when
+ * `unusable(module)` names the installed version as one the feature cannot use.
+ */
+export async function importOptional<T>(need: PackageNeed, load: () => Promise<T>, unusable: (module: T) => string | undefined = () => undefined): Promise<T> {
+  let module: T
   try {
-    return await load()
+    module = await load()
   } catch (e) {
     if (isNotInstalled(e, need.name)) throw new MissingPackageError(need, { cause: e })
     throw e
   }
+  const installed = unusable(module)
+  if (installed !== undefined) throw new MissingPackageError(need, { installed })
+  return module
 }
 
 /**

@@ -18,7 +18,7 @@
  *   no other skipped script can hide.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
-import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -118,6 +118,10 @@ describe(`the packed ${pkg.name}, installed from its tarball into a fresh app`, 
     expect(existsSync(join(app, 'node_modules', 'typescript'))).toBe(false)
     expect(existsSync(join(app, 'node_modules', '.bin', 'tsc'))).toBe(false)
     expect(existsSync(join(app, 'node_modules', '.bin', 'interlock'))).toBe(true)
+    // Nor do its type declarations import it: an app's type check would need it then.
+    const declarations = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.d.ts'))
+    expect(declarations.length).toBeGreaterThan(10)
+    expect(declarations.filter((f) => /from 'typescript'|import\('typescript'\)/.test(readFileSync(join(installed, 'dist', f), 'utf8')))).toEqual([])
     const lock = JSON.parse(readFileSync(join(app, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> }
     expect(Object.keys(lock.packages).filter((p) => lock.packages[p]!.hasInstallScript)).toEqual(['node_modules/better-sqlite3'])
   })
@@ -151,7 +155,7 @@ try {
 
   it('npx interlock demo --scenario local holds, premising whole files without typescript; --version names the Node', () => {
     const demo = ok(inApp('npx', ['--no-install', 'interlock', 'demo', '--scenario', 'local']), 'npx interlock demo --scenario local')
-    expect(demo.stdout).toContain('typescript is not installed: each decision rests on the whole of src/pricing.ts')
+    expect(demo.stdout).toContain('symbol premises need typescript 5 or 6, which is not installed: each decision rests on the whole of src/pricing.ts, not one function')
     expect(demo.stdout).toMatch(/^Verdict: the promise holds: no effect applied twice; 1 COMMITTED, 2 REJECTED, 1 AMBIGUOUS\.$/m)
     const version = ok(inApp('npx', ['--no-install', 'interlock', '--version']), 'npx interlock --version')
     expect(version.stdout.trim()).toBe(`${pkg.name}/${pkg.version} ${process.platform}-${process.arch} node-v${process.versions.node}`)

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest'
 import { ExitCode, MissingPackageError } from '../../src/core/errors.js'
 import { importOptional } from '../../src/core/optional-package.js'
-import { TYPESCRIPT, typescriptApi } from '../../src/core/targets/repo/symbols.js'
+import { TYPESCRIPT, unusableTypescript } from '../../src/core/targets/repo/symbols.js'
 
 /** What Node's import() throws for a package that is not installed, and for a file missing inside one. */
 function notFound(what: string): Error {
@@ -44,22 +44,18 @@ describe('an optional package', () => {
     await expect(importOptional(TYPESCRIPT, () => Promise.reject(thrown))).rejects.toBe(thrown)
   })
 
-  it('typescript 7 (no createSourceFile, only its version): MissingPackageError saying which one is installed', () => {
+  it('typescript 7 (no createSourceFile, only its version): MissingPackageError saying which one is installed', async () => {
     // typescript@7.0.2's main export is lib/version.cjs: { version, versionMajorMinor }.
-    const error = (() => {
-      try {
-        typescriptApi({ default: { version: '7.0.2', versionMajorMinor: '7.0' } })
-      } catch (e) {
-        return e
-      }
-    })()
+    const seven = { default: { version: '7.0.2', versionMajorMinor: '7.0' } }
+    const error = await importOptional(TYPESCRIPT, () => Promise.resolve(seven), unusableTypescript).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(MissingPackageError)
     expect((error as MissingPackageError).message).toBe('symbol premises need typescript 5 or 6, not the 7.0.2 installed')
     expect((error as MissingPackageError).context).toEqual({ package: 'typescript', versions: '5 or 6', installed: '7.0.2' })
   })
 
-  it('typescript 5, as imported (CommonJS under a default export): its compiler API', async () => {
-    const t = typescriptApi(await import('typescript'))
-    expect(typeof t.createSourceFile).toBe('function')
+  it('typescript 5, as imported (CommonJS under a default export): usable', async () => {
+    const five = await import('typescript')
+    expect(unusableTypescript(five)).toBeUndefined()
+    await expect(importOptional(TYPESCRIPT, () => Promise.resolve(five), unusableTypescript)).resolves.toBe(five)
   })
 })

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import type { TargetConfig } from '../config/types.js'
 import type { Tier } from '../effect.js'
 import { captureRepoPremises } from '../targets/repo/premises.js'
-import { canReadSymbols } from '../targets/repo/symbols.js'
+import { symbolsUnavailable } from '../targets/repo/symbols.js'
 import { startHttpService } from './http-service.js'
 import { commitsFor, makeRepo, teammateEdit } from './local-repo.js'
 import { crashAndRecover, verdict, type PlannedEffect, type ScenarioReport } from './scenario.js'
@@ -33,8 +33,9 @@ export async function localScenario(dir: string, log: (l: string) => void, timeo
     }
 
     // The agent reads the pricing module before deciding: each decision rests on one function.
-    const precise = await canReadSymbols()
-    if (!precise) log('typescript is not installed: each decision rests on the whole of src/pricing.ts, not one function (npm install typescript for symbol premises)')
+    const unavailable = await symbolsUnavailable()
+    if (unavailable) log(`${unavailable.message}: each decision rests on the whole of src/pricing.ts, not one function`)
+    const precise = !unavailable
     const readPricing = (symbol: string) => captureRepoPremises(repo, [precise ? { file: 'src/pricing.ts', symbol } : 'src/pricing.ts'])
     const limitPremise = await readPricing('refundLimit')
     const receiptPremise = await readPricing('formatReceipt')

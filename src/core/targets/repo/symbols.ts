@@ -40,7 +40,7 @@ export const TYPESCRIPT: PackageNeed = { name: 'typescript', feature: 'symbol pr
 let loading: Promise<typeof ts> | undefined
 function loadTypescript(): Promise<typeof ts> {
   if (loading) return loading
-  const load = importOptional(TYPESCRIPT, () => import('typescript')).then(typescriptApi)
+  const load = importOptional(TYPESCRIPT, () => import('typescript'), unusableTypescript).then(compilerApi)
   // Not kept when it failed: installing typescript fixes the next premise without a restart.
   load.catch(() => {
     if (loading === load) loading = undefined
@@ -49,20 +49,24 @@ function loadTypescript(): Promise<typeof ts> {
   return load
 }
 
-/** The compiler API from the imported module, or MissingPackageError when this typescript has none (7 and later). */
-export function typescriptApi(m: unknown): typeof ts {
-  const t = ((m as { default?: typeof ts }).default ?? m) as typeof ts
-  if (typeof t.createSourceFile !== 'function') throw new MissingPackageError(TYPESCRIPT, { installed: String(t.version) })
-  return t
+/** The imported module's compiler API (CommonJS: under `default` when imported). */
+function compilerApi(m: unknown): typeof ts {
+  return ((m as { default?: typeof ts }).default ?? m) as typeof ts
 }
 
-/** Whether symbol premises can be taken here: typescript is installed (a broken install still throws). */
-export async function canReadSymbols(): Promise<boolean> {
+/** The installed version when it has no compiler API to parse with (typescript 7 and later), else undefined. */
+export function unusableTypescript(m: unknown): string | undefined {
+  const t = compilerApi(m)
+  return typeof t.createSourceFile === 'function' ? undefined : String(t.version)
+}
+
+/** Why symbol premises cannot be taken here (no usable typescript), or undefined when they can; a broken install still throws. */
+export async function symbolsUnavailable(): Promise<MissingPackageError | undefined> {
   try {
     await loadTypescript()
-    return true
+    return undefined
   } catch (e) {
-    if (e instanceof MissingPackageError) return false
+    if (e instanceof MissingPackageError) return e
     throw e
   }
 }
