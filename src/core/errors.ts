@@ -13,7 +13,7 @@ export const ExitCode = {
   FAILURE: 1,
   /** Bad command-line usage (unknown flag, missing argument). */
   USAGE: 2,
-  /** interlock.toml is missing, unreadable or invalid. */
+  /** interlock.toml is missing, unreadable or invalid; or the installation is: an unsupported Node.js, a package a feature needs. */
   CONFIG: 3,
   /** The store cannot be opened, reached, or is at the wrong schema version. */
   STORE: 4,
