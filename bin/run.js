@@ -1,4 +1,8 @@
 #!/usr/bin/env node
-import { execute } from '@oclif/core'
+// The Node version first, before anything that could fail under the wrong one (src/cli/node-runtime.ts).
+import { refuseUnsupportedNode } from '../dist/cli/node-runtime.js'
 
-await execute({ dir: import.meta.url })
+if (!refuseUnsupportedNode()) {
+  const { execute } = await import('@oclif/core')
+  await execute({ dir: import.meta.url })
+}

@@ -17,7 +17,7 @@ export const ExitCode = {
   FAILURE: 1,
   /** Bad command-line usage (unknown flag, missing argument). */
   USAGE: 2,
-  /** interlock.toml is missing, unreadable or invalid. */
+  /** interlock.toml is missing, unreadable or invalid; or the installation is: an unsupported Node.js, a package a feature needs. */
   CONFIG: 3,
   /** The store cannot be opened, reached, or is at the wrong schema version. */
   STORE: 4,
@@ -152,6 +152,47 @@ export class NotFoundError extends InterlockError {
 export class TargetError extends InterlockError {
   constructor(message: string, options: InterlockErrorOptions = {}) {
     super('E_TARGET', ExitCode.TARGET, message, options)
+  }
+}
+
+/** A package only one feature uses (an optional peer dependency), as that feature needs it. */
+export interface PackageNeed {
+  name: string
+  /** What needs it, as the subject of "need": "symbol premises". */
+  feature: string
+  /** The versions it works with, for people: "5 or 6". */
+  versions: string
+  /** What to give `npm install`: "typescript@5". */
+  install: string
+}
+
+/**
+ * A package one feature needs is not installed, or not in a version it works
+ * with (typescript 7 has no compiler API for JavaScript): the feature names it
+ * instead of failing deep inside a call with Node's ERR_MODULE_NOT_FOUND or a
+ * TypeError. Exit 3, as for a config mistake: the installation, not the input,
+ * has to change.
+ */
+export class MissingPackageError extends InterlockError {
+  readonly packageName: string
+  constructor(need: PackageNeed, options: InterlockErrorOptions & { installed?: string } = {}) {
+    const wanted = `${need.feature} need ${need.name} ${need.versions}`
+    super('E_MISSING_PACKAGE', ExitCode.CONFIG, options.installed === undefined ? `${wanted}, which is not installed` : `${wanted}, not the ${options.installed} installed`, {
+      hint: `Install it in the project that depends on agent-interlock: npm install ${need.install}`,
+      ...options,
+      context: { package: need.name, versions: need.versions, ...(options.installed === undefined ? {} : { installed: options.installed }), ...options.context },
+    })
+    this.packageName = need.name
+  }
+}
+
+/** Interlock was started by a Node.js that package.json's "engines" does not name (src/cli/node-runtime.ts). */
+export class UnsupportedNodeError extends InterlockError {
+  constructor(supported: string, running: string) {
+    super('E_NODE_VERSION', ExitCode.CONFIG, `Interlock needs Node.js ${supported}; this is ${running}`, {
+      hint: `Run it with Node.js ${supported} (https://nodejs.org/en/download).`,
+      context: { supported, running },
+    })
   }
 }
 

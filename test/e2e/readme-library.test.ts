@@ -6,13 +6,13 @@
  * repository is left untouched.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { assertCliBuilt } from '../helpers/cli.js'
 import { tempRepo, type TempRepo } from '../helpers/git-repo.js'
+import { libraryExample, writeLibraryExampleProject } from '../helpers/library-example.js'
 
 /** The package's name and version (package.json), which the README installs and imports. */
 const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { name: string; version: string }
@@ -21,22 +21,18 @@ const packageName = pkg.name
 const tarball = `${packageName.replace(/^@/, '').replace('/', '-')}-${pkg.version}.tgz`
 
 let repo: TempRepo
+let project: string | undefined
 beforeAll(async () => {
   assertCliBuilt()
   repo = await tempRepo({ 'CHANGELOG.md': '# Changes\n' })
 })
-afterAll(() => repo?.cleanup())
+afterAll(() => {
+  repo?.cleanup()
+  if (project) rmSync(project, { recursive: true, force: true })
+})
 
 function readme(): string {
   return readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8')
-}
-
-/** The first TypeScript block of the README's "As a library" section. */
-function libraryExample(): string {
-  const section = readme().slice(readme().indexOf('## As a library'))
-  const block = /```ts\n([\s\S]*?)```/.exec(section)
-  if (!block) throw new Error('the README has no ```ts block under "## As a library"')
-  return block[1]!
 }
 
 describe("the README's library example", () => {
@@ -58,31 +54,12 @@ describe("the README's library example", () => {
   })
 
   it("builds from interlock.toml through the front door: the config's policy holds the effect", async () => {
-    const project = mkdtempSync(join(tmpdir(), 'interlock-readme-'))
+    project = mkdtempSync(join(tmpdir(), 'interlock-readme-'))
     mkdirSync(join(project, 'node_modules'))
     // A scoped name lives one folder down (node_modules/@scope/name).
     mkdirSync(dirname(join(project, 'node_modules', packageName)), { recursive: true })
     symlinkSync(inject('cliRoot'), join(project, 'node_modules', packageName), 'dir')
-    writeFileSync(
-      join(project, 'interlock.toml'),
-      `[store]
-path = "journal.db"
-
-[targets.docs]
-type = "repo"
-path = "${repo.path}"
-
-[[operators]]
-name = "alice"
-public_key = "${generateKeyPair('operator', 'alice').publicKey}"
-
-[[policy.rules]]
-name = "docs-review"
-target = "docs"
-`,
-    )
-    // The example as printed, then one line to report what it got.
-    writeFileSync(join(project, 'example.mjs'), `${libraryExample()}\nconsole.log(JSON.stringify({ status: outcome.status }))\n`)
+    writeLibraryExampleProject(project, repo.path)
     const head = await repo.git('rev-parse', 'HEAD')
     const run = spawnSync(process.execPath, ['example.mjs'], { cwd: project, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: project } })
     expect(run.status, run.stderr).toBe(0)

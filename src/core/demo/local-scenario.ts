@@ -4,11 +4,17 @@
  * Idempotency-Key (tier 1) and one that does not (tier 3). A scripted agent
  * reads the repository (symbol premises); a teammate then edits one function
  * it read, so one of its four decisions is stale.
+ *
+ * Symbol premises need typescript, an optional peer dependency. Without it the
+ * agent premises the whole file, says so, and the teammate's edit then makes
+ * both decisions resting on that file stale: the demo shows the precision
+ * this installation has rather than failing on a package it does not need.
  */
 import { join } from 'node:path'
 import type { TargetConfig } from '../config/types.js'
 import type { Tier } from '../effect.js'
 import { captureRepoPremises } from '../targets/repo/premises.js'
+import { symbolsUnavailable } from '../targets/repo/symbols.js'
 import { startHttpService } from './http-service.js'
 import { commitsFor, makeRepo, teammateEdit } from './local-repo.js'
 import { crashAndRecover, verdict, type PlannedEffect, type ScenarioReport } from './scenario.js'
@@ -27,8 +33,12 @@ export async function localScenario(dir: string, log: (l: string) => void, timeo
     }
 
     // The agent reads the pricing module before deciding: each decision rests on one function.
-    const limitPremise = await captureRepoPremises(repo, [{ file: 'src/pricing.ts', symbol: 'refundLimit' }])
-    const receiptPremise = await captureRepoPremises(repo, [{ file: 'src/pricing.ts', symbol: 'formatReceipt' }])
+    const unavailable = await symbolsUnavailable()
+    if (unavailable) log(`${unavailable.message}: each decision rests on the whole of src/pricing.ts, not one function`)
+    const precise = !unavailable
+    const readPricing = (symbol: string) => captureRepoPremises(repo, [precise ? { file: 'src/pricing.ts', symbol } : 'src/pricing.ts'])
+    const limitPremise = await readPricing('refundLimit')
+    const receiptPremise = await readPricing('formatReceipt')
     const effects: PlannedEffect[] = [
       { label: 'refund', thread: 'demo', target: 'payments', action: 'refund', args: { charge: 'ch_demo_1', amount: '25.00', currency: 'USD' } },
       {
@@ -38,6 +48,7 @@ export async function localScenario(dir: string, log: (l: string) => void, timeo
         action: 'write_file',
         args: { path: 'refunds/ch_demo_1.md', content: 'Refunded 25.00 USD (within refundLimit).\n', message: 'Record refund ch_demo_1' },
         premises: limitPremise,
+        stale: !precise,
       },
       { label: 'notify customer', thread: 'demo', target: 'notify', action: 'send', args: { to: 'customer@example.invalid', text: 'Your refund is on its way.' } },
       {
@@ -50,7 +61,7 @@ export async function localScenario(dir: string, log: (l: string) => void, timeo
         stale: true,
       },
     ]
-    // The refund record still holds: the teammate's edit is elsewhere in the same file.
+    // The refund record still holds when it rests on refundLimit: the teammate's edit is elsewhere in the same file.
     await teammateEdit(repo)
     log('teammate edited formatReceipt in src/pricing.ts after the agent read it')
 

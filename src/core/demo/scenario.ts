@@ -71,7 +71,7 @@ export async function crashAndRecover(run: ScenarioRun): Promise<{ rows: DemoRow
   const planFile = join(run.dir, 'plan.json')
   writeFileSync(planFile, JSON.stringify(plan))
   const inFlight = run.effects.filter((e) => !e.stale).length
-  const killedWith = await runWorkerUntilPaused(planFile, inFlight, run.timeoutMs, run.log)
+  const killedWith = await runWorkerUntilPaused(planFile, { paused: inFlight, settled: run.effects.length - inFlight }, run.timeoutMs, run.log)
   run.log(`worker killed with ${killedWith} after ${inFlight} effects were applied and before any was COMMITTED`)
 
   const store = await openStore({ kind: 'sqlite', path: journal })

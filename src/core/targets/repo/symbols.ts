@@ -15,11 +15,14 @@
  * declarations under one name (overloads, a getter and its setter) are hashed
  * together in source order.
  *
- * typescript is loaded on first use: a process that never premises a symbol
- * never pays for it.
+ * typescript is an optional peer dependency, loaded on first use: an app that
+ * never premises a symbol neither installs it nor pays for loading it, and one
+ * that does without it installed is told to install it.
  */
 import type ts from 'typescript'
+import { MissingPackageError, type PackageNeed } from '../../errors.js'
 import { sha256Hex } from '../../hash.js'
+import { importOptional } from '../../optional-package.js'
 
 export const SYMBOL_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'] as const
 
@@ -27,10 +30,45 @@ export function supportsSymbols(file: string): boolean {
   return SYMBOL_EXTENSIONS.some((ext) => file.toLowerCase().endsWith(ext))
 }
 
+/**
+ * typescript 7 is a native compiler without the JavaScript API read here, yet
+ * the peer range admits it: an app on 7 can still install agent-interlock and
+ * use everything but symbol premises, where it is told what they need.
+ */
+export const TYPESCRIPT: PackageNeed = { name: 'typescript', feature: 'symbol premises', versions: '5 or 6', install: 'typescript@5' }
+
 let loading: Promise<typeof ts> | undefined
 function loadTypescript(): Promise<typeof ts> {
-  loading ??= import('typescript').then((m) => ((m as { default?: typeof ts }).default ?? (m as unknown as typeof ts)))
-  return loading
+  if (loading) return loading
+  const load = importOptional(TYPESCRIPT, () => import('typescript'), unusableTypescript).then(compilerApi)
+  // Not kept when it failed: installing typescript fixes the next premise without a restart.
+  load.catch(() => {
+    if (loading === load) loading = undefined
+  })
+  loading = load
+  return load
+}
+
+/** The imported module's compiler API (CommonJS: under `default` when imported). */
+function compilerApi(m: unknown): typeof ts {
+  return ((m as { default?: typeof ts }).default ?? m) as typeof ts
+}
+
+/** The installed version when it has no compiler API to parse with (typescript 7 and later), else undefined. */
+export function unusableTypescript(m: unknown): string | undefined {
+  const t = compilerApi(m)
+  return typeof t.createSourceFile === 'function' ? undefined : String(t.version)
+}
+
+/** Why symbol premises cannot be taken here (no usable typescript), or undefined when they can; a broken install still throws. */
+export async function symbolsUnavailable(): Promise<MissingPackageError | undefined> {
+  try {
+    await loadTypescript()
+    return undefined
+  } catch (e) {
+    if (e instanceof MissingPackageError) return e
+    throw e
+  }
 }
 
 /** SHA-256 hex of the symbol's text, or null when the file declares no such symbol. */
