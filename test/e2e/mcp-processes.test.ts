@@ -135,6 +135,7 @@ describe('the stdio proxy ends, and its server with it', () => {
       const shell = first.find((p) => p.name === 'sh')!
       process.kill(shell.pid, 'SIGKILL')
       await until(() => upstream(token).every((p) => !first.some((f) => f.pid === p.pid)), 8_000, () => `left: ${upstream(token).map((p) => `${p.pid} ${p.name}`).join(', ')}`)
+      await until(() => proxy.stderr().includes('closed the session; opened again at the next request'), 8_000, () => `the proxy did not see its server go:\n${proxy.stderr()}`)
       const again = await proxy.rpc({ id: 3, method: 'tools/list' })
       expect(again, JSON.stringify(again)).toHaveProperty('result.tools')
       expect((again as { result: { tools: unknown[] } }).result.tools.length).toBeGreaterThan(0)

@@ -82,6 +82,8 @@ export class ServerProcessTransport implements Transport {
   private child?: ChildProcess
   private readonly buffer = new ReadBuffer()
   private closing?: Promise<void>
+  /** The server process is gone: nothing more can be sent. */
+  private ended = false
 
   constructor(private readonly spec: ServerProcessSpec) {}
 
@@ -116,8 +118,10 @@ export class ServerProcessTransport implements Transport {
         resolve()
       })
       child.on('close', () => {
+        this.ended = true
         // The server ended by itself (or was stopped): nothing of its group may stay behind.
-        void stopGroup(child.pid!).finally(() => this.onclose?.())
+        void stopGroup(child.pid!)
+        this.onclose?.()
       })
       child.stdin!.on('error', (e) => this.onerror?.(e))
       child.stdout!.on('error', (e) => this.onerror?.(e))
@@ -140,7 +144,7 @@ export class ServerProcessTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin
-    if (!stdin || this.closing) return Promise.reject(new Error('Not connected'))
+    if (!stdin || this.closing || this.ended) return Promise.reject(new Error('Not connected'))
     return new Promise((resolve) => {
       if (stdin.write(serializeMessage(message))) resolve()
       else stdin.once('drain', resolve)
