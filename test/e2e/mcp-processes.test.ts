@@ -131,8 +131,11 @@ describe('the stdio proxy ends, and its server with it', () => {
     const proxy = stdioProxy(fronting(everything, token))
     try {
       await initialized(proxy)
+      // The proxy's own session (its tool list, recovery at start) ends once it serves through its client's.
+      const shells = () => upstream(token).filter((p) => p.name === 'sh')
+      await until(() => shells().length === 1, 8_000, () => `launchers: ${JSON.stringify(shells())}`)
       const first = upstream(token)
-      const shell = first.find((p) => p.name === 'sh')!
+      const shell = shells()[0]!
       process.kill(shell.pid, 'SIGKILL')
       await until(() => upstream(token).every((p) => !first.some((f) => f.pid === p.pid)), 8_000, () => `left: ${upstream(token).map((p) => `${p.pid} ${p.name}`).join(', ')}`)
       await until(() => proxy.stderr().includes('closed the session; opened again at the next request'), 8_000, () => `the proxy did not see its server go:\n${proxy.stderr()}`)
@@ -196,7 +199,9 @@ describe('the --http proxy', () => {
       // Not the 60 s of the unanswered request's timeout.
       expect(Date.now() - started).toBeLessThan(15_000)
       await upstreamGone(token)
-      await call
+      // The client's call never got its answer; closing the client ends it.
+      await client.close()
+      expect(await call).toBeInstanceOf(Error)
     } finally {
       await client.close().catch(() => {})
       await proxy.close()

@@ -14,9 +14,20 @@ import type { AppendRequest, AppendResult, Lease, Store } from '../stores/store.
  * claim the caller is working from (relay.ts), so that the work of an older
  * claim of the same effect can never write with a newer claim's token.
  */
-export function leasedStore(store: Store, relay: string, leaseOf: (effectId: string) => Lease | undefined): Store {
-  const append = (requests: AppendRequest[]): Promise<AppendResult[]> =>
-    store.append(requests.map((r) => ({ ...r, lease: leaseOf(r.effectId) ?? { relay, token: -1 } })))
+export function leasedStore(
+  store: Store,
+  relay: string,
+  leaseOf: (effectId: string) => Lease | undefined,
+  /** Told of each append refused because another writer moved the effect first (or took its lease). */
+  onRefused?: (effectId: string) => void,
+): Store {
+  const append = async (requests: AppendRequest[]): Promise<AppendResult[]> => {
+    const results = await store.append(requests.map((r) => ({ ...r, lease: leaseOf(r.effectId) ?? { relay, token: -1 } })))
+    results.forEach((r, i) => {
+      if (!r.ok) onRefused?.(requests[i]!.effectId)
+    })
+    return results
+  }
   // Everything but append goes straight to the store, bound to it (it keeps state of its own).
   return {
     kind: store.kind,

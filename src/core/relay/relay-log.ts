@@ -2,7 +2,9 @@
  * What the relay logs, one line per event, as text for people or as one JSON
  * object per line for journald and log shippers (`[relay] log_format`).
  *
- * Events: `outcome` (one per effect the relay finished working on), `retry`
+ * Events: `outcome` (one per effect the relay finished working on: the relay
+ * whose record settled it; under lease takeovers, no effect has two), `taken-over`
+ * (an effect this relay lost midway, and where it stands), `retry`
  * (a try that failed and will be tried again), `lease-lost` (the relay's
  * lease ran out or was taken over, nothing sent), `fenced` (the target's own
  * check stopped the request before it was written), `refused` (nothing sent:
@@ -64,6 +66,12 @@ export class RelayLog {
     for (const [k, v] of Object.entries(fields)) if (v !== undefined) line[k] = typeof v === 'string' ? scrub(v) : v
     line.msg = scrub(msg)
     this.o.write(JSON.stringify(line))
+  }
+
+  /** An effect this relay lost midway (its lease ran out; another relay wrote first): where it stands, not this relay's outcome. */
+  takenOver(target: string, outcome: SubmitOutcome): void {
+    const state = outcome.status === 'in_flight' ? outcome.state : (outcome.status.toUpperCase() as State)
+    this.emit({ event: 'taken-over', level: 'info', effectId: outcome.effectId, target, state, msg: `effect ${outcome.effectId} on ${target} was taken over by another writer (its lease ran out); it stands ${state}, and that writer logs its outcome` })
   }
 
   /** The one line for an effect the relay finished working on. */

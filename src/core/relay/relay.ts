@@ -132,6 +132,15 @@ const FORGET_EVERY_MS = 10 * 60_000
 /** The store operations whose failing makes the relay unhealthy (the heartbeat's or forgetting's alone does not stop the work). */
 const WORK_CONDITIONS = ['claim', 'renew', 'work', 'release', 'park']
 
+/** One claim being worked on, in its async context (leaseOf, lost). */
+interface Work {
+  effectId: string
+  target: string
+  lease: Lease
+  /** Set once an append for it was refused or its lease was found gone: the effect is another's now. */
+  lost: boolean
+}
+
 export class Relay {
   readonly metrics = new RelayMetrics()
   private readonly store: Store
@@ -153,7 +162,7 @@ export class Relay {
   private readonly retentionMs: number
   private readonly queues = new Map<string, ClaimedEffect[]>()
   /** The claim the work in an async context works from (leaseOf). */
-  private readonly working = new AsyncLocalStorage<{ effectId: string; target: string; lease: Lease }>()
+  private readonly working = new AsyncLocalStorage<Work>()
   private readonly running = new Map<string, number>()
   private readonly work = new Set<Promise<void>>()
   private stopping = false
@@ -198,13 +207,13 @@ export class Relay {
     this.book = new LeaseBook(this.leaseMs, this.monotonic)
     this.ctx = {
       // Scrubbed, then signed: what the relay signs is what is journaled.
-      store: redactingStore(signingStore(leasedStore(this.store, opts.relayId, (id) => this.leaseOf(id)), relaySigner(opts.relayId, opts.key, this.now)), secrets),
+      store: redactingStore(signingStore(leasedStore(this.store, opts.relayId, (id) => this.leaseOf(id), (id) => this.lost(id)), relaySigner(opts.relayId, opts.key, this.now)), secrets),
       targets: this.targets,
       policy: opts.policy,
       retry: { ...DEFAULT_RETRY, ...opts.retry },
       sleep: opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
       now: () => this.now().getTime(),
-      stillHeld: (id) => this.stillHeld(id),
+      stillHeld: (id) => this.stillHeld(id) || (this.lost(id), false),
       observe: (event) => this.observed(event),
     }
   }
@@ -389,7 +398,13 @@ export class Relay {
     const id = c.snapshot.effect.id
     // A later claim of this effect by this relay took over the book's entry: that claim's work carries it on.
     if (this.book.lease(id)?.token !== c.lease.token) return
-    return this.working.run({ effectId: id, target: c.snapshot.effect.target, lease: c.lease }, () => this.work1(c))
+    return this.working.run({ effectId: id, target: c.snapshot.effect.target, lease: c.lease, lost: false }, () => this.work1(c))
+  }
+
+  /** The work on `effectId` in this context lost it: another writer moved it first, or its lease ran out. */
+  private lost(effectId: string): void {
+    const w = this.working.getStore()
+    if (w && w.effectId === effectId) w.lost = true
   }
 
   private async work1(c: ClaimedEffect): Promise<void> {
@@ -403,9 +418,14 @@ export class Relay {
       // From here on the journal's effect: what advance sends is the PROPOSED record's args and premises.
       const snap = check.snapshot
       const outcome = await advance(this.ctx, snap, { recovering: snap.state === 'DISPATCHED' })
-      this.metrics.outcome(snap.effect.target, outcome.status)
       this.progress.made()
-      this.log.outcome(snap.effect.target, outcome, snap.state)
+      // The outcome is logged and counted once, by the relay whose record settled it: one that lost the
+      // effect midway (its lease ran out, another relay took it over and wrote first) says only that.
+      if (this.working.getStore()?.lost) this.log.takenOver(snap.effect.target, outcome)
+      else {
+        this.metrics.outcome(snap.effect.target, outcome.status)
+        this.log.outcome(snap.effect.target, outcome, snap.state)
+      }
       this.storeOk('work')
       if (outcome.status === 'in_flight' && outcome.notBefore) await this.park(snap.effect.id, outcome.notBefore)
       // HELD waits for operators, not for this relay: a lease kept would hold a released effect back for up to lease_ms.

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateKeyPair } from '../../../src/core/crypto/keys.js'
 import { Outbox } from '../../../src/core/outbox/outbox.js'
@@ -128,12 +129,68 @@ describe('relay log lines', () => {
     await r.stop()
     expect(t.count(h.effectId)).toBe(0)
     const about = parsed(lines).filter((l) => l.effectId === h.effectId)
-    expect(about.map((l) => l.event)).toEqual(['lease-lost', 'fenced', 'outcome'])
+    // Not an outcome of this relay's: the relay that holds the lease now finishes it and logs that.
+    expect(about.map((l) => l.event)).toEqual(['lease-lost', 'fenced', 'taken-over'])
     expect(about[0]).toMatchObject({ level: 'warn', target: 'slow' })
     expect(about[1]).toMatchObject({ level: 'warn', target: 'slow' })
-    expect(about[2]).toMatchObject({ outcome: 'in_flight', state: 'DISPATCHED' })
+    expect(about[2]).toMatchObject({ level: 'info', target: 'slow', state: 'DISPATCHED' })
     await outbox.close()
     await store.close()
+  })
+
+  it.each([
+    ['stalled before its request', 'before'],
+    ['stalled after its request landed, before its commit', 'after'],
+  ] as const)('an effect two relays worked on, the first %s, its lease taken over: one outcome line, by the relay that settled it', async (_, when) => {
+    const path = join(dir, `takeover-${when}.db`)
+    const storeA = await openStore({ kind: 'sqlite', path })
+    const storeB = await openStore({ kind: 'sqlite', path })
+    let resume!: () => void
+    const resumed = new Promise<void>((r) => (resume = r))
+    let stalled!: () => void
+    const stalledNow = new Promise<void>((r) => (stalled = r))
+    const stall = async () => {
+      stalled()
+      await resumed
+    }
+    // Relay A's try stalls (a long GC pause, a stopped VM) once; relay B's goes straight through.
+    const a = new CountingTarget('svc', 1)
+    const b = new CountingTarget('svc', 1)
+    if (when === 'before') a.onApply = stall
+    else {
+      const apply = a.apply.bind(a)
+      a.apply = async (effect, ctx) => {
+        const receipt = await apply(effect, ctx)
+        await stall()
+        return receipt
+      }
+    }
+    const outbox = new Outbox({ store: storeA, targets: [a] })
+    const h = await outbox.submit({ thread: 'agent', target: 'svc', action: 'do', args: { n: 1 } })
+    const linesA: string[] = []
+    const linesB: string[] = []
+    const relayA = relay(storeA, [a], linesA, { relayId: 'relay-a' })
+    const relayB = relay(storeB, [b], linesB, { relayId: 'relay-b' })
+    await relayA.start()
+    await stalledNow
+    // A's lease runs out while it stalls: what the store sees of a relay that stopped renewing.
+    const db = new Database(path)
+    db.prepare('UPDATE effects SET lease_expires = 0 WHERE id = ?').run(h.effectId)
+    db.close()
+    await relayB.start()
+    await until(() => parsed(linesB).some((l) => l.event === 'outcome' && l.effectId === h.effectId))
+    resume()
+    await until(() => parsed(linesA).some((l) => l.effectId === h.effectId && (l.event === 'taken-over' || l.event === 'outcome')))
+    await relayA.stop()
+    await relayB.stop()
+
+    const outcomes = [...parsed(linesA), ...parsed(linesB)].filter((l) => l.event === 'outcome' && l.effectId === h.effectId)
+    expect(outcomes).toEqual([expect.objectContaining({ relay: 'relay-b', outcome: 'committed', state: 'COMMITTED' })])
+    expect(parsed(linesA).find((l) => l.effectId === h.effectId && l.event === 'taken-over')).toMatchObject({ relay: 'relay-a', state: 'COMMITTED', level: 'info' })
+    expect((await storeA.get(h.effectId))!.state).toBe('COMMITTED')
+    await outbox.close()
+    await storeA.close()
+    await storeB.close()
   })
 
   it('text form: the same events as one readable line each, prefixed with the relay', async () => {

@@ -117,12 +117,13 @@ export class ServerProcessTransport implements Transport {
         running.add(child.pid!)
         resolve()
       })
-      child.on('close', () => {
+      child.on('exit', () => {
         this.ended = true
-        // The server ended by itself (or was stopped): nothing of its group may stay behind.
+        // The server ended by itself (or was stopped): nothing of its group may stay behind. On
+        // 'exit', not 'close': a launcher's child still holding the pipes would keep 'close' away.
         void stopGroup(child.pid!)
-        this.onclose?.()
       })
+      child.on('close', () => this.onclose?.())
       child.stdin!.on('error', (e) => this.onerror?.(e))
       child.stdout!.on('error', (e) => this.onerror?.(e))
       child.stdout!.on('data', (chunk: Buffer) => {
