@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -23,7 +23,8 @@ interface Run {
 /** `npm test -- <file>` as a developer types it, in its own process group so a timeout takes everything down. */
 function npmTest(file: string, env: Record<string, string>): Promise<Run> {
   return new Promise((done, fail) => {
-    const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...env }
+    // This run's CLI build is handed on: the inner run's build-once would only build it again.
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', INTERLOCK_TEST_CLI_ROOT: inject('cliRoot'), ...env }
     // The failure this guards against needs the embedded server, not a given one; and the
     // inner run must not take itself for one of this run's workers.
     delete childEnv.INTERLOCK_TEST_DATABASE_URL

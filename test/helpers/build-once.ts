@@ -15,6 +15,10 @@
  * A build that emitted nothing does not abort the whole run either (unit
  * tests do not need it): it is handed to the e2e tests, which fail with the
  * compiler output.
+ *
+ * INTERLOCK_TEST_CLI_ROOT names a copy built this way already (a run started
+ * by another test run, test/e2e/test-command.test.ts): it is used as it is,
+ * neither rebuilt nor removed.
  */
 import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
@@ -27,6 +31,13 @@ const ENTRY_POINTS = ['cli/base-command.js', 'commands/config/show.js']
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
 export default function setup(project: TestProject): () => void {
+  const given = process.env.INTERLOCK_TEST_CLI_ROOT
+  if (given) {
+    const built = ENTRY_POINTS.every((file) => existsSync(join(given, 'dist', file)))
+    project.provide('cliRoot', given)
+    project.provide('cliBuildError', built ? '' : `INTERLOCK_TEST_CLI_ROOT=${given} holds no built CLI (dist/${ENTRY_POINTS[0]} is missing)`)
+    return () => {}
+  }
   const root = mkdtempSync(join(tmpdir(), 'interlock-cli-'))
   cpSync(join(repo, 'package.json'), join(root, 'package.json'))
   // What the published package carries besides dist/ (package.json "files").

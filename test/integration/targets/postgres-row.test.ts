@@ -74,7 +74,11 @@ describe('postgres_row through a real gate', () => {
     expect(row.rows).toEqual([{ order_id: 'o-1', account_id: ACCOUNT, amount: '12.50' }])
 
     // The same decision again is the same effect: answered from the journal, nothing inserted.
-    expect(await g.gate.submit({ thread: 't1', target: 'orders', action: 'insert', args: ARGS, premises })).toEqual(out)
+    expect(await g.gate.submit({ thread: 't1', target: 'orders', action: 'insert', args: ARGS, premises })).toEqual({
+      ...out,
+      via: 'journal',
+      committedBy: 'apply',
+    })
     expect(await o.orderCount()).toBe(1)
     // Neither the URL nor its password reaches the journal.
     const journal = await journalText(g.store)
