@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { UNAUTHENTICATED } from './principal.js'
 import type { McpProxy } from './proxy.js'
 
 export const MCP_PATH = '/mcp'
@@ -46,7 +47,7 @@ export async function serveHttp(proxy: McpProxy, host: string, port: number, log
       onsessioninitialized: () => void sessions.set(id, transport),
       onsessionclosed: () => void sessions.delete(id),
     })
-    void proxy.serve(transport, id).finally(() => sessions.delete(id))
+    void proxy.serve(transport, id, UNAUTHENTICATED).finally(() => sessions.delete(id))
     await transport.handleRequest(req, res)
   }
 

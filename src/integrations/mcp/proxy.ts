@@ -24,6 +24,7 @@ import type { RecoveryReport } from '../../core/recovery.js'
 import { McpTarget } from '../../core/targets/mcp/index.js'
 import { CallDesk, type ProxyMode } from './calls.js'
 import { ThreadReads } from './reads.js'
+import { osUserPrincipal, type Principal } from './principal.js'
 import { ProxySession } from './session.js'
 
 export interface McpProxyOptions {
@@ -83,7 +84,7 @@ export class McpProxy {
     input.once('close', end)
     stop?.addEventListener('abort', end, { once: true })
     try {
-      await this.serve(transport, randomUUID())
+      await this.serve(transport, randomUUID(), osUserPrincipal())
     } finally {
       input.off('end', end)
       input.off('close', end)
@@ -91,8 +92,8 @@ export class McpProxy {
     }
   }
 
-  /** Serves one client's session on a transport (a stdio pipe, or one Streamable HTTP session). */
-  async serve(transport: Transport, sessionId: string): Promise<void> {
+  /** Serves one client's session on a transport (a stdio pipe, or one Streamable HTTP session), as `principal`. */
+  async serve(transport: Transport, sessionId: string, principal: Principal): Promise<void> {
     const session = new ProxySession({ target: this.target, desk: this.desk, reads: this.reads, ready: this.ready, log: this.log }, transport, sessionId)
     this.sessions.add(session)
     try {
