@@ -51,6 +51,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
   // unless it is an operator's redispatch of an AMBIGUOUS effect (outbox/resolve.ts): that one was sent before.
   const resent = snap.detail?.redispatch === true
   const dispatchedAt = resent ? undefined : Date.parse(snap.updatedAt)
+  const asked = dispatchedAt === undefined ? {} : { dispatchedAt }
 
   // Sent through a notary the config no longer names, or journaled as askable by a target that no longer is (dispatched-through.ts).
   const lost = cannotAsk(snap, target)
@@ -62,7 +63,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
       // Applying again without an answer could apply twice: a failed query means wait and ask again.
       let found: Receipt | null
       try {
-        found = await target.query!(snap.effect)
+        found = await target.query!(snap.effect, asked)
       } catch (err) {
         if (unknowable(err)) return done(settle(ctx, snap, 'AMBIGUOUS', { reason: err.message }))
         lastReason = `could not ask whether it happened: ${err instanceof Error ? err.message : String(err)}`
@@ -119,7 +120,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
   // A tier-2 effect whose last try failed in an unknown way gets one more look before we give up.
   if (mayHaveLanded && lost) return ambiguousAsLost()
   if (mayHaveLanded && tier === 2) {
-    const found = await target.query!(snap.effect).catch((err: unknown) => (unknowable(err) ? err : null))
+    const found = await target.query!(snap.effect, asked).catch((err: unknown) => (unknowable(err) ? err : null))
     if (found instanceof DispatchFault) return done(settle(ctx, snap, 'AMBIGUOUS', { reason: found.message }))
     if (found) return done(commit(ctx, snap, found, 'query'))
   }

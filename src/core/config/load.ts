@@ -25,6 +25,7 @@ import { normalizeOperators, normalizePolicy } from './policy.js'
 import type { InterlockConfig, TargetConfig } from './types.js'
 import { unsetVariablesError, type UnsetReference } from './unset-variables.js'
 import { validateConfigDocument } from './validate.js'
+import { httpTemplateProblems } from '../targets/http/templates.js'
 
 export const CONFIG_FILE_NAME = 'interlock.toml'
 export const CONFIG_ENV_VAR = 'INTERLOCK_CONFIG'
@@ -105,7 +106,9 @@ export function parseConfig(
   }
   const { operators, problems: operatorProblems } = normalizeOperators(raw.operators)
   const { policy, problems: policyProblems } = normalizePolicy(raw.policy, operators.length)
-  const crossProblems = [...operatorProblems, ...policyProblems]
+  // What the schema cannot say about an http target's request templates, with the same key paths.
+  const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? httpTemplateProblems(name, t) : []))
+  const crossProblems = [...templateProblems, ...operatorProblems, ...policyProblems]
   if (crossProblems.length > 0) throw invalid(shown, file, crossProblems)
   const unresolvedOf = new Map<string, string[]>()
   for (const u of deferred) unresolvedOf.set(u.path[1]!, [...(unresolvedOf.get(u.path[1]!) ?? []), u.problem])

@@ -9,6 +9,7 @@
 import { isAbsolute, resolve } from 'node:path'
 import type { Tier } from '../effect.js'
 import { DEFAULTS } from './defaults.js'
+import { normalizeHttpActions, normalizeHttpTemplates } from './normalize-http.js'
 import { normalizeMcp } from './normalize-mcp.js'
 import { parseDuration } from './policy.js'
 import type { ReconcileConfig } from './types.js'
@@ -80,6 +81,7 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
   if (raw.type === 's3') return normalizeS3(raw)
   if (raw.type === 'mcp') return normalizeMcp(raw, dir)
   const target: HttpTargetConfig = {
+    ...normalizeHttpTemplates(raw),
     type: 'http',
     tier: raw.tier as Tier,
     url: raw.url as string,
@@ -92,6 +94,8 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
   if (typeof raw.premise_url === 'string') target.premiseUrl = raw.premise_url
   if (typeof raw.notary === 'string') target.notary = raw.notary
   if (raw.notary_services !== undefined) target.notaryServices = { ...(raw.notary_services as Record<string, string>) }
+  const actions = normalizeHttpActions(raw.actions)
+  if (actions) target.actions = actions
   return target
 }
 

@@ -25,6 +25,7 @@ import { relay } from './schema-relay.js'
 import { DURATION_MAX_MS, durationMs, httpTimeouts } from './schema-common.js'
 import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
 import { mcpTarget } from './schema-mcp.js'
+import { httpActions, httpTemplateKeys, oneBody } from './schema-http.js'
 
 
 const sqliteStore = {
@@ -200,7 +201,7 @@ const httpTarget = {
       description:
         'What the service guarantees. 1: it deduplicates by idempotency key. 2: it can be asked whether the effect happened (needs query_url). 3: neither; a crash in flight becomes AMBIGUOUS.',
     },
-    url: httpUrl('Where apply sends the request (by `method`; its body is {"action","args","effect_id"} as canonical JSON, docs/targets.md); {effect_id}, {action} and {args.NAME} (a top-level string, number or boolean argument) are substituted, each URL-encoded.'),
+    url: httpUrl('Where apply sends the request (by `method`); {effect_id}, {action} and {args.PATH} (a string, number or boolean argument, e.g. {args.to} or {args.customer.id}) are substituted, each URL-encoded. Without body, form or graphql the body is Interlock\'s envelope {"action","args","effect_id"} as canonical JSON (docs/targets.md, "The wire format").'),
     method: {
       enum: ['POST', 'PUT', 'PATCH', 'DELETE'],
       description: 'HTTP method of the apply request. Default "POST".',
@@ -213,16 +214,24 @@ const httpTarget = {
     ),
     headers: {
       type: 'object',
-      description: 'Extra request headers, e.g. Authorization = "Bearer ${API_TOKEN}".',
+      description: 'Extra request headers, e.g. Authorization = "Bearer ${API_TOKEN}". Values are secrets: kept out of errors, receipts and `interlock check`.',
       additionalProperties: { type: 'string', description: 'Header value.' },
     },
+    ...httpTemplateKeys,
+    actions: httpActions,
     ...httpTimeouts,
     ...notaryTargetKeys,
   },
   dependencies: { notary_services: ['notary'] },
   allOf: [
-    // Tier 2 is defined by the query; on other tiers a query_url would be silently unused.
-    { if: { properties: { tier: { const: 2 } }, required: ['tier'] }, then: { required: ['query_url'] }, else: { properties: { query_url: false } } },
+    // Tier 2 is defined by the query: query_url, a [query] table, or each action's own (checked at load, templates.ts).
+    {
+      if: { properties: { tier: { const: 2 } }, required: ['tier'], not: { anyOf: [{ required: ['query'] }, { required: ['actions'] }] } },
+      then: { required: ['query_url'] },
+    },
+    // On other tiers a target-level query would be silently unused.
+    { if: { properties: { tier: { const: 2 } }, required: ['tier'] }, else: { properties: { query_url: false, query: false } } },
+    ...oneBody,
     // The notary lifts tier 3 to tier 2; a tier 1 or 2 service already answers for itself.
     { if: { properties: { tier: { const: 3 } }, required: ['tier'] }, else: { properties: { notary: false } } },
   ],

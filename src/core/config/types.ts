@@ -5,6 +5,7 @@
  * `secrets` so output can be scrubbed of them (config/redact.ts).
  */
 import type { Tier } from '../effect.js'
+import type { HttpActionConfig, HttpTemplateKeys } from './types-http.js'
 
 export interface SqliteStoreConfig {
   kind: 'sqlite'
@@ -55,12 +56,19 @@ export interface RepoTargetConfig {
   author: string
 }
 
-export interface HttpTargetConfig {
+/**
+ * A service reached over HTTP. Without templates, apply sends Interlock's
+ * envelope {"action","args","effect_id"}; with them (types-http.ts), the
+ * service's own request, per action where `actions` says.
+ */
+export interface HttpTargetConfig extends Omit<HttpTemplateKeys, 'method' | 'url' | 'headers'> {
   type: 'http'
   tier: Tier
-  /** Where apply sends the request; `{effect_id}` and `{action}` are substituted. */
+  /** Where apply sends the request; `{effect_id}`, `{action}` and `{args.PATH}` are substituted. */
   url: string
   method: 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  /** Per action: its own request, answer rules, query and premises; any other action is refused when given. */
+  actions?: Record<string, HttpActionConfig>
   /** Tier 2 only (required there): GET this; 2xx = it happened, 404 = it did not. */
   queryUrl?: string
   /** Optional GET whose JSON body is the premise snapshot; validate compares it again. */

@@ -151,8 +151,11 @@ function requiredMessage(parent: string[], key: string): string {
 }
 
 function falseSchemaMessage(path: string[]): string {
-  if (path[0] === 'targets' && path[path.length - 1] === 'query_url') {
+  if (path[0] === 'targets' && ['query_url', 'query'].includes(path[path.length - 1]!)) {
     return 'only used when tier = 2; remove it, or set tier = 2 if the service can be asked'
+  }
+  if (path[0] === 'targets' && ['form', 'graphql'].includes(path[path.length - 1]!)) {
+    return 'give one of body, form or graphql, not several: each is a whole request body'
   }
   if (path[0] === 'targets' && path[path.length - 1] === 'notary') {
     return 'only used when tier = 3 (the notary lifts a tier-3 service to tier 2); remove it, or set tier = 3'

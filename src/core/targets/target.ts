@@ -49,6 +49,16 @@ export interface ApplyContext {
   headers?: Readonly<Record<string, string>>
 }
 
+/** What a tier-2 query is told about the effect it asks after. */
+export interface QueryContext {
+  /**
+   * When the effect last entered DISPATCHED (ms since the epoch), when known:
+   * a service whose answers lag behind its writes (a search index) can tell
+   * whether a "not found" is yet to be believed.
+   */
+  dispatchedAt?: number
+}
+
 /**
  * What a read-only probe learned (`interlock check`). A probe never changes
  * anything anywhere: it reads an account, a repository, a bucket, a table's
@@ -133,7 +143,7 @@ export interface EffectTarget {
   /** Do the thing. Must carry the effect id to the service (key, trailer, metadata). */
   apply(effect: Effect, ctx: ApplyContext): Promise<Receipt>
   /** Tier 2: the receipt when the effect already happened, or null when it did not. */
-  query?(effect: Effect): Promise<Receipt | null>
+  query?(effect: Effect, ctx?: QueryContext): Promise<Receipt | null>
   /**
    * The notary this target sends through (notarized.ts), as the journal
    * records it: written into each DISPATCHED record, so that recovery knows

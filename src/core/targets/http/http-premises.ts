@@ -14,7 +14,7 @@ import { canonicalJson, type JsonObject, type JsonValue } from '../../canonical-
 import type { Effect, Premises } from '../../effect.js'
 import { TargetError } from '../../errors.js'
 import { sha256Hex } from '../../hash.js'
-import type { HttpAnswer } from './http-target.js'
+import type { HttpAnswer } from './client.js'
 import { expandUrl } from './template.js'
 
 const KEEP_BODY_LIMIT = 16 * 1024
@@ -25,7 +25,7 @@ interface Getter {
   where(method: string, url: string): string
 }
 
-function fingerprint(body: JsonValue): { sha256: string; canonical: string } {
+export function fingerprint(body: JsonValue): { sha256: string; canonical: string } {
   const canonical = typeof body === 'string' ? body : canonicalJson(body)
   return { sha256: sha256Hex(canonical), canonical }
 }
@@ -72,7 +72,7 @@ export async function validatePremise(target: Getter, template: string | undefin
   return [`the premise resource changed since the decision${which} (was ${resource.sha256.slice(0, 12)}…, now ${now.sha256.slice(0, 12)}…)`]
 }
 
-function changedFields(was: JsonValue | undefined, now: JsonValue): string[] {
+export function changedFields(was: JsonValue | undefined, now: JsonValue): string[] {
   const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v)
   if (!isObj(was) || !isObj(now)) return []
   const keys = new Set([...Object.keys(was), ...Object.keys(now)])
