@@ -29,12 +29,22 @@ interface Refund {
 let server: http.Server
 let url = ''
 const refunds: Refund[] = []
+/** The charges the service reads; each read stamps a new updated_at, as many APIs do. */
+const charges = new Map<string, { status: string; amount: number }>()
+let reads = 0
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     let text = ''
     req.setEncoding('utf8').on('data', (d: string) => (text += d))
     req.on('end', () => {
+      const charge = /^\/v1\/charges\/([^/]+)$/.exec(req.url ?? '')
+      if (req.method === 'GET' && charge) {
+        const c = charges.get(decodeURIComponent(charge[1]!))
+        if (!c) return res.writeHead(404).end()
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: charge[1], ...c, updated_at: ++reads }))
+        return
+      }
       const body = JSON.parse(text || '{}') as Record<string, unknown>
       // The handler an agent's refund tool was written against: it trusts its input.
       refunds.push({ charge_id: body.charge_id, amount_cents: body.amount_cents, key: req.headers['idempotency-key'] as string | undefined })
@@ -96,6 +106,51 @@ receipt = "/refund/id"
       expect((refused as InputError).message).toContain('args.amount_cents')
       expect(await g.store.get(toEffect(lacking).id)).toBeUndefined()
       expect(refunds).toHaveLength(1)
+    } finally {
+      await g.cleanup()
+    }
+  })
+
+  it('premises: only the values that matter are compared, so a field that changes on every read does not reject everything', async () => {
+    const toml = (pointers: string) => `[targets.payments]
+type = "http"
+tier = 1
+url = "${url}/v1/refunds"
+
+[targets.payments.actions.refund]
+body = { charge_id = "{args.charge_id}", amount_cents = "{args.amount_cents}" }
+rests_on = [{ url = "${url}/v1/charges/{args.charge_id}"${pointers} }]
+`
+    for (const [name, pointers, expected] of [
+      ['the whole body', '', 'rejected'],
+      ['/status and /amount', ', pointers = ["/status", "/amount"]', 'committed'],
+    ] as const) {
+      const g = await sqliteGate(() => [...targetsFrom(toml(pointers)).values()])
+      try {
+        refunds.length = 0
+        charges.set('ch_9', { status: 'succeeded', amount: 5000 })
+        const call = { ...CALL, thread: `premises-${name.replace(/[^a-z]/g, "-")}`, args: { charge_id: 'ch_9', amount_cents: 100 } }
+        const premises = await g.gate.capture('payments', 'refund', call.args)
+        expect(premises, name).toMatchObject({ reads: [expect.any(Object)] })
+        // updated_at moves on by the next read; with pointers nothing that matters changed.
+        const outcome = await g.gate.submit({ ...call, premises })
+        expect(outcome.status, name).toBe(expected)
+        expect(refunds.length, name).toBe(expected === 'committed' ? 1 : 0)
+      } finally {
+        await g.cleanup()
+      }
+    }
+    // A change where it matters is a violation, named by its pointer; nothing is sent.
+    const g = await sqliteGate(() => [...targetsFrom(toml(', pointers = ["/status", "/amount"]')).values()])
+    try {
+      refunds.length = 0
+      charges.set('ch_8', { status: 'succeeded', amount: 5000 })
+      const call = { ...CALL, thread: 'premises-disputed', args: { charge_id: 'ch_8', amount_cents: 100 } }
+      const premises = await g.gate.capture('payments', 'refund', call.args)
+      charges.set('ch_8', { status: 'disputed', amount: 5000 })
+      const outcome = await g.gate.submit({ ...call, premises })
+      expect(outcome).toMatchObject({ status: 'rejected', violations: ['premise read 0 changed at /status since the decision (was "succeeded", now "disputed")'] })
+      expect(refunds).toEqual([])
     } finally {
       await g.cleanup()
     }
