@@ -47,13 +47,36 @@ export interface PointRig {
   expectWhole(store: Store, effect: { id: string; tier: Tier; crashedInWindow?: boolean }): Promise<void>
 }
 
-export function pointRig(prefix: string): PointRig {
+/** What a rig needs of the service whose own ledger judges each run. */
+export interface RigService {
+  /** Faults armed for a child are cleared once it is gone. */
+  clearFaults(): void
+  close(): Promise<void>
+}
+
+/** The part of a rig that does not depend on which service it runs against. */
+export interface ServiceRig<S extends RigService> {
+  readonly dir: string
+  readonly service: S
+  readonly stores: [string, () => StoreConfig][]
+  killAt(child: 'submit-child' | 'relay-child', point: CrashPoint, plan: ChildPlan, name: string): Promise<void>
+  /** As PointRig.expectWhole, judged by `applications` (the service's own count); `unsure`: a fault on the wire left the sender unsure. */
+  expectWhole(store: Store, effect: { id: string; tier: Tier; crashedInWindow?: boolean; unsure?: boolean }, applications: (id: string) => number): Promise<void>
+}
+
+/**
+ * A scratch directory, the service `start` makes, a PostgreSQL database and
+ * the two stores, for a test file: registers its beforeAll/afterAll hooks.
+ * pointRig runs it against the demo's HTTP service; the declared-API crash
+ * tests against an API's emulator (src/emulators).
+ */
+export function serviceRig<S extends RigService>(prefix: string, start: () => Promise<S>): ServiceRig<S> {
   let dir = ''
-  let service: HttpService | undefined
+  let service: S | undefined
   let pgDb: TestDatabase | undefined
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), `${prefix}-`))
-    service = await startHttpService()
+    service = await start()
     pgDb = await createTestDatabase()
   })
   afterAll(async () => {
@@ -61,13 +84,9 @@ export function pointRig(prefix: string): PointRig {
     await pgDb?.drop()
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
-  const svc = (): HttpService => {
-    if (!service) throw new Error('pointRig: the service starts in beforeAll; use it inside tests')
+  const svc = (): S => {
+    if (!service) throw new Error('serviceRig: the service starts in beforeAll; use it inside tests')
     return service
-  }
-  const applications = (tier: Tier, id: string): number => {
-    const c = svc().counts()
-    return (tier === 1 ? c.idempotent : c.plain)[id] ?? 0
   }
   return {
     get dir() {
@@ -76,14 +95,6 @@ export function pointRig(prefix: string): PointRig {
     get service() {
       return svc()
     },
-    targetFor(tier) {
-      const url = svc().url
-      const base = { type: 'http' as const, method: 'POST' as const, headers: {}, timeoutMs: 5000, connectTimeoutMs: 2000 }
-      if (tier === 1) return { ...base, tier, url: `${url}/idempotent` }
-      if (tier === 2) return { ...base, tier, url: `${url}/plain`, queryUrl: `${url}/applied/{effect_id}` }
-      return { ...base, tier, url: `${url}/plain` }
-    },
-    applications,
     stores: [
       ['sqlite', () => ({ kind: 'sqlite', path: join(dir, 'journal.db') })],
       ['postgres', () => ({ kind: 'postgres', url: pgDb!.url, schema: 'interlock' })],
@@ -98,16 +109,43 @@ export function pointRig(prefix: string): PointRig {
         svc().clearFaults()
       }
     },
-    async expectWhole(store, { id, tier, crashedInWindow = false }) {
+    async expectWhole(store, { id, tier, crashedInWindow = false, unsure = false }, applications) {
       const violations = await checkInvariants(store, {
         effects: [{ effectId: id, tier, stale: false }],
-        applications: (e) => applications(tier, e),
+        applications,
         crashedInWindow: new Set(crashedInWindow ? [id] : []),
-        unsure: new Set(),
+        unsure: new Set(unsure ? [id] : []),
         sentEarly: new Set(),
       })
       expect(violations).toEqual([])
       expect(await verifyJournal(store)).toEqual([])
     },
+  }
+}
+
+export function pointRig(prefix: string): PointRig {
+  const rig = serviceRig<HttpService>(prefix, startHttpService)
+  const applications = (tier: Tier, id: string): number => {
+    const c = rig.service.counts()
+    return (tier === 1 ? c.idempotent : c.plain)[id] ?? 0
+  }
+  return {
+    get dir() {
+      return rig.dir
+    },
+    get service() {
+      return rig.service
+    },
+    targetFor(tier) {
+      const url = rig.service.url
+      const base = { type: 'http' as const, method: 'POST' as const, headers: {}, timeoutMs: 5000, connectTimeoutMs: 2000 }
+      if (tier === 1) return { ...base, tier, url: `${url}/idempotent` }
+      if (tier === 2) return { ...base, tier, url: `${url}/plain`, queryUrl: `${url}/applied/{effect_id}` }
+      return { ...base, tier, url: `${url}/plain` }
+    },
+    applications,
+    stores: rig.stores,
+    killAt: (child, point, plan, name) => rig.killAt(child, point, plan, name),
+    expectWhole: (store, effect) => rig.expectWhole(store, effect, (e) => applications(effect.tier, e)),
   }
 }

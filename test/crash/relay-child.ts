@@ -12,6 +12,7 @@ import { Relay } from '../../src/core/relay/relay.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { createTargets } from '../../src/core/targets/registry.js'
 import { controlNamed, processPorts } from './controls.js'
+import { planTargets } from './plan-targets.js'
 import type { ChildPlan } from './submit-child.js'
 
 /** Short: the relay that recovers after the kill waits for this lease to run out. */
@@ -20,7 +21,7 @@ export const CHILD_LEASE_MS = 700
 const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as ChildPlan
 const control = plan.control === undefined ? undefined : controlNamed(plan.control)
 const store = await openStore(plan.store)
-const targets = [...createTargets(plan.targets).values()].map((t) => control?.target(t) ?? t)
+const targets = [...createTargets(planTargets(plan)).values()].map((t) => control?.target(t) ?? t)
 const outbox = new Outbox({ store, targets, pollMs: 20 })
 const handles = await Promise.all(plan.effects.map((e) => outbox.submit(e)))
 const ports = processPorts(control, store, targets)

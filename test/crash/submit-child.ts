@@ -6,7 +6,7 @@
  * may name a negative control (controls.ts) for the gate to run under.
  */
 import { readFileSync } from 'node:fs'
-import type { PolicyRuleConfig, StoreConfig, TargetConfig } from '../../src/core/config/types.js'
+import type { PolicyRuleConfig, StoreConfig } from '../../src/core/config/types.js'
 import type { EffectInput } from '../../src/core/effect.js'
 import { Gate } from '../../src/core/gate.js'
 import type { RetryOptions } from '../../src/core/gate-context.js'
@@ -14,10 +14,10 @@ import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { openStore } from '../../src/core/stores/open.js'
 import { createTargets } from '../../src/core/targets/registry.js'
 import { controlNamed, processPorts, type ControlName } from './controls.js'
+import { planTargets, type PlanTargets } from './plan-targets.js'
 
-export interface ChildPlan {
+export interface ChildPlan extends PlanTargets {
   store: StoreConfig
-  targets: Record<string, TargetConfig>
   effects: EffectInput[]
   /** Policy rules that hold effects (default: none). */
   rules?: PolicyRuleConfig[]
@@ -34,7 +34,7 @@ export interface ChildPlan {
 const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as ChildPlan
 const control = plan.control === undefined ? undefined : controlNamed(plan.control)
 const opened = await openStore(plan.store)
-const ports = processPorts(control, opened, [...createTargets(plan.targets).values()].map((t) => control?.target(t) ?? t))
+const ports = processPorts(control, opened, [...createTargets(planTargets(plan)).values()].map((t) => control?.target(t) ?? t))
 const gate = new Gate({
   ...ports,
   policy: plan.rules ? new RulesPolicy(plan.rules) : undefined,

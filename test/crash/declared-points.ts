@@ -1,0 +1,174 @@
+/**
+ * The crash points, run against an API declared only in interlock.toml
+ * (test/helpers/declared-apis.ts) and its emulator (src/emulators): the
+ * machinery of crash-points.test.ts (serviceRig, submit-child.ts, the
+ * invariants), with the targets read from the file by the child and by the
+ * recovering parent alike, and judged by the emulator's own ledger.
+ *
+ * - every crash point × store: a child SIGKILLed at the point, this process
+ *   recovers (asking again while a search index has not caught up: settle_ms),
+ *   then one more recovery and a reconcile pass change nothing;
+ * - faults × store: the emulator's fault strikes the child's first request,
+ *   the child carries on to COMMITTED (tiers 1, 2) or AMBIGUOUS (tier 3) and
+ *   is killed right there; recovery changes nothing;
+ * - a fault in recovery: the child is killed right after DISPATCHED, and the
+ *   recovering process's first request meets the fault (tiers 1, 2).
+ */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { CrashPoint } from '../../src/core/crash-points.js'
+import { toEffect, type EffectInput, type Tier } from '../../src/core/effect.js'
+import { Gate } from '../../src/core/gate.js'
+import { IN_FLIGHT_STATES } from '../../src/core/lifecycle.js'
+import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
+import { install } from '../../src/core/stores/migrate.js'
+import { openStore } from '../../src/core/stores/open.js'
+import type { Store } from '../../src/core/stores/store.js'
+import { createTargets } from '../../src/core/targets/registry.js'
+import type { Emulator, FaultMode } from '../../src/emulators/emulator.js'
+import type { DeclaredApi } from '../helpers/declared-apis.js'
+import { planTargets } from './plan-targets.js'
+import { serviceRig } from './point-rig.js'
+import type { ChildPlan } from './submit-child.js'
+
+const POINTS: CrashPoint[] = ['after-premises', 'after-dispatched', 'after-apply', 'after-committed']
+const IN_FLIGHT_WINDOW: CrashPoint[] = ['after-dispatched', 'after-apply']
+/** Faults whose request the service acted on before the answer was lost. */
+const APPLIED: FaultMode[] = ['apply-then-drop', 'reset-after-apply', 'apply-then-5xx']
+const FAULTS: FaultMode[] = ['reset-before-apply', '5xx', ...APPLIED]
+
+export interface DeclaredScenario<S extends Emulator> {
+  /** Names the runs (and the threads of their effects). */
+  name: string
+  start(): Promise<S>
+  declared(service: S): DeclaredApi
+  tier: Tier
+  call(thread: string): EffectInput
+  /** The service's own count of what it made for an effect id. */
+  applications(service: S, id: string): number
+  /** The child's retry settings (a lagging search needs tries spread over its settle time). */
+  retry?: ChildPlan['retry']
+}
+
+export function declaredCrashPoints<S extends Emulator>(s: DeclaredScenario<S>): void {
+  const rig = serviceRig<S>(`interlock-crash-${s.name}`, s.start)
+  let file = ''
+  let env: Record<string, string> = {}
+  beforeAll(() => {
+    const declared = s.declared(rig.service)
+    file = join(rig.dir, 'interlock.toml')
+    writeFileSync(file, declared.toml)
+    env = declared.env
+  })
+  const plan = (store: ChildPlan['store'], input: EffectInput): ChildPlan => ({ store, config: file, configEnv: env, effects: [input], ...(s.retry ? { retry: s.retry } : {}) })
+  const applied = (id: string) => s.applications(rig.service, id)
+
+  /** A process started after the crash: targets from the same file, recovering until nothing is left in flight. */
+  async function recovered(store: Store, id: string, fault?: FaultMode): Promise<Gate> {
+    const gate = new Gate({ store, targets: createTargets(planTargets({ config: file, configEnv: env })).values(), retry: { maxAttempts: 3, backoffMs: 10 } })
+    if (fault) rig.service.fault({ mode: fault })
+    const deadline = Date.now() + 20_000
+    // A search that has not caught up answers "not found yet": the effect stays in flight and is asked again.
+    for (;;) {
+      await gate.recover()
+      const state = (await store.get(id))?.state
+      if (!state || !IN_FLIGHT_STATES.includes(state) || Date.now() > deadline) break
+    }
+    rig.service.clearFaults()
+    return gate
+  }
+
+  async function unchangedAfterMore(gate: Gate, store: Store, storeConfig: ChildPlan['store'], id: string): Promise<string> {
+    const final = (await store.get(id))!.state
+    const count = applied(id)
+    await gate.recover()
+    await reconcileEffects({ store, storeConfig, targets: createTargets(planTargets({ config: file, configEnv: env })).values(), olderThanMs: 0, concurrency: 1 })
+    expect((await store.get(id))!.state).toBe(final)
+    expect(applied(id)).toBe(count)
+    return final
+  }
+
+  describe.each(rig.stores)(`${s.name} (tier ${s.tier}) crash points on %s`, (storeName, storeConfig) => {
+    beforeAll(async () => {
+      await install(storeConfig())
+    })
+
+    it.each(POINTS)('killed %s: recovery leaves the service with the right number of what it makes', async (point) => {
+      const input = s.call(`${s.name}-${storeName}-${point}`)
+      const id = toEffect(input).id
+      await rig.killAt('submit-child', point, plan(storeConfig(), input), `${s.name}-${storeName}-${point}`)
+      const store = await openStore(storeConfig())
+      let gate: Gate | undefined
+      try {
+        if (point === 'after-premises') {
+          expect(await store.get(id)).toBeUndefined()
+          expect(applied(id)).toBe(0)
+          const again = new Gate({ store, targets: createTargets(planTargets({ config: file, configEnv: env })).values() })
+          expect(await again.submit(input)).toMatchObject({ status: 'committed', effectId: id })
+          await again.close()
+        }
+        gate = await recovered(store, id)
+        const final = (await store.get(id))!.state
+        if (s.tier === 3 && IN_FLIGHT_WINDOW.includes(point)) {
+          expect(final).toBe('AMBIGUOUS')
+          expect(applied(id)).toBe(point === 'after-apply' ? 1 : 0)
+        } else {
+          expect(final).toBe('COMMITTED')
+          expect(applied(id)).toBe(1)
+        }
+        await unchangedAfterMore(gate, store, storeConfig(), id)
+        await rig.expectWhole(store, { id, tier: s.tier, crashedInWindow: IN_FLIGHT_WINDOW.includes(point) }, applied)
+      } finally {
+        await gate?.close()
+        await store.close()
+      }
+    })
+
+    it.each(FAULTS)('%s on the child\'s first request: it settles, is killed there, and recovery changes nothing', async (mode) => {
+      const input = s.call(`${s.name}-${storeName}-fault-${mode}`)
+      const id = toEffect(input).id
+      rig.service.fault({ mode })
+      const point: CrashPoint = s.tier === 3 ? 'after-ambiguous' : 'after-committed'
+      await rig.killAt('submit-child', point, plan(storeConfig(), input), `${s.name}-${storeName}-fault-${mode}`)
+      const store = await openStore(storeConfig())
+      let gate: Gate | undefined
+      try {
+        gate = await recovered(store, id)
+        const final = await unchangedAfterMore(gate, store, storeConfig(), id)
+        if (s.tier === 3) {
+          // Tier 3 cannot tell: the answer was lost, whether or not the service acted.
+          expect(final).toBe('AMBIGUOUS')
+          expect(applied(id)).toBe(APPLIED.includes(mode) ? 1 : 0)
+        } else {
+          expect(final).toBe('COMMITTED')
+          expect(applied(id)).toBe(1)
+        }
+        await rig.expectWhole(store, { id, tier: s.tier, unsure: true }, applied)
+      } finally {
+        await gate?.close()
+        await store.close()
+      }
+    })
+
+    if (s.tier !== 3) {
+      it.each(APPLIED)('killed after-dispatched, then %s on recovery\'s first request: applied once', async (mode) => {
+        const input = s.call(`${s.name}-${storeName}-recovery-${mode}`)
+        const id = toEffect(input).id
+        await rig.killAt('submit-child', 'after-dispatched', plan(storeConfig(), input), `${s.name}-${storeName}-recovery-${mode}`)
+        const store = await openStore(storeConfig())
+        let gate: Gate | undefined
+        try {
+          gate = await recovered(store, id, mode)
+          expect((await store.get(id))!.state).toBe('COMMITTED')
+          expect(applied(id)).toBe(1)
+          await unchangedAfterMore(gate, store, storeConfig(), id)
+          await rig.expectWhole(store, { id, tier: s.tier, crashedInWindow: true, unsure: true }, applied)
+        } finally {
+          await gate?.close()
+          await store.close()
+        }
+      })
+    }
+  })
+}

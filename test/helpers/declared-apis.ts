@@ -1,0 +1,51 @@
+/**
+ * Three published APIs declared only in interlock.toml, as a user would
+ * write them, each against its emulator (src/emulators): the text of the
+ * file and the environment its `${VAR}`s come from. The integration tests,
+ * the crash-point tests and the `check` e2e test read the same files.
+ */
+import type { EffectInput, Tier } from '../../src/core/effect.js'
+
+export interface DeclaredApi {
+  /** The interlock.toml text, for the emulator at `url`. */
+  toml: string
+  /** Its `${VAR}`s. */
+  env: Record<string, string>
+}
+
+/**
+ * Twilio Messages, tier 1: form-encoded POST .../Messages.json, the effect
+ * id in I-Twilio-Idempotency-Token, 201 COMMITTED with the message's sid,
+ * 4xx definite failures, 429 "not now" (src/emulators/twilio.ts cites the pages).
+ */
+export function twilioToml(url: string, auth: { accountSid: string; basicAuth: string }, extra = ''): DeclaredApi {
+  return {
+    toml: `[targets.sms]
+type = "http"
+tier = 1
+url = "${url}/2010-04-01/Accounts/\${TWILIO_ACCOUNT_SID}/Messages.json"
+headers = { Authorization = "\${TWILIO_BASIC_AUTH}" }
+effect_id_header = "I-Twilio-Idempotency-Token"
+timeout_ms = 3000
+
+[targets.sms.actions.send_sms]
+args = ["to", "body"]
+form = { To = "{args.to}", From = "\${TWILIO_FROM}", Body = "{args.body}" }
+committed = [201]
+failed = ["4xx"]
+retry_later = [429]
+receipt = "/sid"
+${extra}`,
+    env: { TWILIO_ACCOUNT_SID: auth.accountSid, TWILIO_BASIC_AUTH: auth.basicAuth, TWILIO_FROM: '+15005550006' },
+  }
+}
+
+export function twilioCall(thread: string, to = '+15558675310'): EffectInput {
+  return { thread, target: 'sms', action: 'send_sms', args: { to, body: `Your order ${thread} has shipped.` } }
+}
+
+/** What a crash-point run needs to know of one declared API. */
+export interface CrashApi {
+  tier: Tier
+  call(thread: string): EffectInput
+}
