@@ -4,7 +4,9 @@
  * instead of one ConfigError, and as much as can still be checked is
  * handed on:
  * - TOML syntax or schema problems: one failing `config.schema` row per
- *   problem, each naming its key path; nothing else can be checked;
+ *   problem, each naming its key path; nothing else can be checked; so too
+ *   an http target's request template that cannot work (its body not JSON,
+ *   a placeholder naming no argument: targets/http/templates.ts);
  * - a `${VAR}` that is not set: a finding of whatever holds it (a target's
  *   credentials, the store's url), not of the file; the rest is checked;
  * - [[operators]] and [policy] cross-key problems: handed to the keys and
@@ -15,6 +17,7 @@ import { dirname, relative, resolve } from 'node:path'
 import { parse } from 'smol-toml'
 import { defaultConfig } from '../config/defaults.js'
 import { CONFIG_ENV_VAR, CONFIG_FILE_NAME, parseConfig } from '../config/load.js'
+import { httpTemplateProblems } from '../targets/http/templates.js'
 import { expandEnv } from '../config/expand-env.js'
 import { normalizeGate, normalizeStore, normalizeTarget } from '../config/normalize.js'
 import { isNotaryRefusal, notaryTargetsHint } from '../config/notary-targets.js'
@@ -82,6 +85,9 @@ export function checkConfig(options: ConfigStepOptions): ConfigStep {
   const dir = dirname(file)
   const targets: Record<string, TargetConfig> = {}
   for (const [name, t] of Object.entries((raw.targets ?? {}) as Record<string, Record<string, unknown>>)) targets[name] = normalizeTarget(t, dir)
+  // An http target's request templates, checked as the loader checks them (targets/http/templates.ts).
+  const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? httpTemplateProblems(name, t) : []))
+  if (templateProblems.length > 0) return { file, rows: [fileRow, ...problemRows(templateProblems)] }
   const { operators, problems: operatorProblems } = normalizeOperators(raw.operators)
   const { policy, problems: policyProblems } = normalizePolicy(raw.policy as Record<string, unknown> | undefined, operators.length)
   const secrets = expanded.secrets.filter((s) => ![...unset.values()].some((name) => s === `unset-${name}`))

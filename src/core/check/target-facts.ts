@@ -5,6 +5,7 @@
  */
 import type { TargetConfig } from '../config/types.js'
 import type { CheckStatus } from './types.js'
+import { allSpecs, specsOf } from '../targets/http/actions.js'
 
 /** Config keys holding a credential, by type (TOML names). */
 export function credentialKeys(t: TargetConfig): string[] {
@@ -63,16 +64,26 @@ export function tierFact(t: TargetConfig): { status: CheckStatus | 'probe'; deta
       return { status: 'pass', detail: 'tier 3: the service can neither deduplicate nor be asked; a crash in flight becomes AMBIGUOUS for an operator' }
     case 'postgres_row':
       return { status: 'probe', detail: 'tier 2 needs a unique constraint on the effect id column' }
-    case 'http':
+    case 'http': {
+      const specs = allSpecs(specsOf('_', t))
       if (t.tier === 1) {
+        const headers = [...new Set(specs.filter((s) => s.tier === 1).map((s) => s.effectIdHeader ?? 'Idempotency-Key'))].join(' / ')
         return {
           status: 'warn',
-          detail: 'tier 1 is declared: the service must deduplicate by the Idempotency-Key header, which no read-only probe can see',
-          fix: 'Confirm with the service\'s owners that a repeated request with the same Idempotency-Key changes nothing; otherwise declare tier 3.',
+          detail: `tier 1 is declared: the service must deduplicate by the ${headers} header, which no read-only probe can see`,
+          fix: `Confirm with the service's owners (or its documentation) that a repeated request with the same ${headers} changes nothing; otherwise declare tier 3.`,
         }
       }
       if (t.tier === 3) return { status: 'pass', detail: 'tier 3: a crash in flight becomes AMBIGUOUS for an operator' }
+      if (t.query || t.actions) {
+        return {
+          status: 'warn',
+          detail: 'tier 2 rests on the declared query finding what the write carried ({effect_id} or the arguments), which no read-only probe can try without a write',
+          fix: 'Confirm that a write is found by the query (and how long it takes to show: settle_ms), e.g. against a sandbox account; otherwise declare tier 3.',
+        }
+      }
       return { status: 'probe', detail: 'tier 2 needs query_url to answer 404 for an effect that did not happen' }
+    }
     case 'mcp':
       return { status: 'probe', detail: 'each tool\'s tier comes from [targets.<name>.tools] or its annotations; only the server\'s tool list can tell' }
   }

@@ -7,12 +7,16 @@
  *   what the target needs;
  * - `targets.<name>.tier`: the declared tier is one the target can honour;
  * - `targets.<name>.notary`, for a target with `notary = "<url>"`: the notary
- *   answers /healthz and trusts the agent's key (notary/probe.ts).
+ *   answers /healthz and trusts the agent's key (notary/probe.ts);
+ * - for an http target, `targets.<name>.actions.<action>.request` (or
+ *   `.request` without actions): the request a sample call would send, its
+ *   secrets masked, from the config alone (targets/http/sample.ts).
  * Targets are probed concurrently, each under its own timeout, and closed.
  */
 import type { TargetConfig } from '../config/types.js'
 import { InterlockError } from '../errors.js'
 import { createTarget } from '../targets/registry.js'
+import { sampleRows } from '../targets/http/sample.js'
 import { notaryRow, notaryOptionsFor } from './notary-check.js'
 import type { EffectTarget, ProbeResult } from '../targets/target.js'
 import { fail, pass, warn } from './rows.js'
@@ -88,8 +92,9 @@ async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext
         ? fail(id('credentials'), CRED, probed.detail, probed.fix ?? 'Check the credential.')
         : pass(id('credentials'), CRED, `${keys.join(', ')} set${probed?.ok ? ' and accepted' : ''}`)
 
-  // Rows of what the target is made of (an MCP server's tools), each under the target's id.
-  const more = (probed?.rows ?? []).map((r) => (r.status === 'pass' ? pass(id(r.id), r.name, r.detail) : r.status === 'warn' ? warn(id(r.id), r.name, r.detail, r.fix) : fail(id(r.id), r.name, r.detail, r.fix ?? 'Fix the target in interlock.toml.')))
+  // Rows of what the target is made of (an MCP server's tools; an http target's requests, from its config alone), each under the target's id.
+  const samples = config.type === 'http' ? sampleRows(name, config, ctx.config.secrets) : []
+  const more = [...(probed?.rows ?? []), ...samples].map((r) => (r.status === 'pass' ? pass(id(r.id), r.name, r.detail) : r.status === 'warn' ? warn(id(r.id), r.name, r.detail, r.fix) : fail(id(r.id), r.name, r.detail, r.fix ?? 'Fix the target in interlock.toml.')))
   const notary = config.type === 'http' && config.notary ? [await notaryRow(name, config, ctx)] : []
   return [credRow, reachRow, tierRow(id('tier'), TIER, config, probed), ...notary, ...more]
 }
