@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TwilioEmulator } from '../emulators/twilio.js'
 import { assertCliBuilt, interlock } from '../helpers/cli.js'
-import { twilioToml } from '../helpers/declared-apis.js'
+import { linearToml, twilioToml } from '../helpers/declared-apis.js'
 
 interface Row {
   id: string
@@ -31,9 +31,10 @@ afterAll(() => twilio.close())
 function project(extra = ''): { cwd: string; env: Record<string, string> } {
   const cwd = mkdtempSync(join(tmpdir(), 'interlock-declared-'))
   const declared = twilioToml(twilio.url, twilio)
+  const linear = linearToml('http://127.0.0.1:9')
   writeFileSync(
     join(cwd, 'interlock.toml'),
-    `[store]\npath = "journal.db"\n\n${declared.toml}
+    `[store]\npath = "journal.db"\n\n${declared.toml}\n${linear.toml}
 [targets.hooks]
 type = "http"
 tier = 3
@@ -41,7 +42,7 @@ url = "${twilio.url}/hooks/{action}"
 headers = { "X-Api-Key" = "\${HOOK_KEY}" }
 ${extra}`,
   )
-  return { cwd, env: { ...declared.env, HOOK_KEY: 'hook_key_do_not_print_7c1d' } }
+  return { cwd, env: { ...declared.env, ...linear.env, HOOK_KEY: 'hook_key_do_not_print_7c1d' } }
 }
 
 describe('interlock check on a declared API', () => {
@@ -55,10 +56,15 @@ describe('interlock check on a declared API', () => {
     expect(sms?.detail).toContain(`POST ${twilio.url}/2010-04-01/Accounts/***/Messages.json; headers: content-type: application/x-www-form-urlencoded, Authorization: ***, i-twilio-idempotency-token: 5a3b1e`)
     expect(sms?.detail).toContain('; body: To=sample-to&From=***&Body=sample-body (tier 1, args {"to":"sample-to","body":"sample-body"}')
     expect(row('targets.sms.tier')?.detail).toBe('tier 1 is declared: the service must deduplicate by the I-Twilio-Idempotency-Token header, which no read-only probe can see')
+    // A GraphQL mutation: the document as written, values in its variables, the marker the search looks for.
+    const issue = row('targets.linear.actions.create_issue.request')
+    expect(issue?.detail).toContain('POST http://127.0.0.1:9/graphql; headers: content-type: application/json, Authorization: ***; body: {"query":"mutation CreateIssue($input: IssueCreateInput!) {')
+    expect(issue?.detail).toContain('"variables":{"input":{"description":"sample-description\\n\\ninterlock-effect 5a3b1e')
+    expect(issue?.detail).toContain('asked by POST http://127.0.0.1:9/graphql (found: /data/issues/nodes/0/id)')
     // The envelope, for a target that declares no template: what it has always sent.
     const hooks = row('targets.hooks.request')
     expect(hooks?.detail).toContain(`POST ${twilio.url}/hooks/sample_action; headers: content-type: application/json, X-Api-Key: ***; body: {"action":"sample_action","args":{},"effect_id":"5a3b1e`)
-    for (const secret of [twilio.authToken, env.TWILIO_BASIC_AUTH!.slice('Basic '.length), twilio.accountSid, env.HOOK_KEY!, env.TWILIO_FROM!]) {
+    for (const secret of [env.LINEAR_API_KEY!, twilio.authToken, env.TWILIO_BASIC_AUTH!.slice('Basic '.length), twilio.accountSid, env.HOOK_KEY!, env.TWILIO_FROM!]) {
       expect(run.stdout).not.toContain(secret)
     }
     // Nothing was sent to create anything: the sample is built from the config alone.

@@ -49,3 +49,52 @@ export interface CrashApi {
   tier: Tier
   call(thread: string): EffectInput
 }
+
+/**
+ * Linear's issueCreate, tier 2: a GraphQL mutation whose description carries
+ * the marker `interlock-effect <id>`, and the query a GraphQL search for that
+ * marker (issues filtered by description); 4xx definite failures (invalid
+ * input, authentication), a GraphQL error in a 200 FAILED by the default
+ * error pointer, 429 "not now" (src/emulators/linear.ts cites the pages).
+ */
+export function linearToml(url: string, extra = ''): DeclaredApi {
+  return {
+    toml: `[targets.linear]
+type = "http"
+tier = 2
+url = "${url}/graphql"
+headers = { Authorization = "\${LINEAR_API_KEY}" }
+timeout_ms = 3000
+
+[targets.linear.actions.create_issue]
+args = ["team_id", "title", "description"]
+receipt = "/data/issueCreate/issue/id"
+failed = ["4xx"]
+retry_later = [429]
+
+[targets.linear.actions.create_issue.graphql]
+query = '''
+mutation CreateIssue($input: IssueCreateInput!) {
+  issueCreate(input: $input) { success issue { id identifier url } }
+}'''
+variables = { input = { teamId = "{args.team_id}", title = "{args.title}", description = "{args.description}\\n\\ninterlock-effect {effect_id}" } }
+
+[targets.linear.actions.create_issue.query]
+method = "POST"
+found = "/data/issues/nodes/0/id"
+receipt = "/data/issues/nodes/0/id"
+
+[targets.linear.actions.create_issue.query.graphql]
+query = '''
+query FindByMarker($marker: String!) {
+  issues(filter: { description: { contains: $marker } }, first: 1) { nodes { id identifier } }
+}'''
+variables = { marker = "interlock-effect {effect_id}" }
+${extra}`,
+    env: { LINEAR_API_KEY: 'lin_api_emulator_5f4e3d2c1b0a99887766' },
+  }
+}
+
+export function linearCall(thread: string, teamId: string): EffectInput {
+  return { thread, target: 'linear', action: 'create_issue', args: { team_id: teamId, title: `Checkout fails for ${thread}`, description: 'Customers see a 500 at the last step.' } }
+}
