@@ -49,7 +49,7 @@ describe('Linear issueCreate, tier 2 by a GraphQL search for its marker', () => 
         const outcome = await g.gate.submit(call)
         expect(outcome, mode).toMatchObject({ status: 'committed', via: 'query' })
         expect(linear.issuesFor(toEffect(call).id), mode).toHaveLength(1)
-        expect((outcome as { receipt: { id: string } }).receipt.id).toBe(linear.issuesFor(toEffect(call).id)[0]!.id)
+        expect((outcome as unknown as { receipt: { id: string } }).receipt.id).toBe(linear.issuesFor(toEffect(call).id)[0]!.id)
       }
     } finally {
       await g.cleanup()
