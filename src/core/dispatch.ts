@@ -51,7 +51,9 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
   // unless it is an operator's redispatch of an AMBIGUOUS effect (outbox/resolve.ts): that one was sent before.
   const resent = snap.detail?.redispatch === true
   const dispatchedAt = resent ? undefined : Date.parse(snap.updatedAt)
-  const asked = dispatchedAt === undefined ? {} : { dispatchedAt }
+  // Whoever sent this effect before (a process that died, a relay that lost its lease) has stopped by now.
+  const quietSince = Date.now()
+  const asked = dispatchedAt === undefined ? { quietSince } : { dispatchedAt, quietSince }
 
   // Sent through a notary the config no longer names, or journaled as askable by a target that no longer is (dispatched-through.ts).
   const lost = cannotAsk(snap, target)
@@ -67,7 +69,9 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
       } catch (err) {
         if (unknowable(err)) return done(settle(ctx, snap, 'AMBIGUOUS', { reason: err.message }))
         lastReason = `could not ask whether it happened: ${err instanceof Error ? err.message : String(err)}`
-        if (attempt < ctx.retry.maxAttempts) await retryAfter(ctx, snap, attempt, lastReason, backoff(ctx, attempt))
+        // A query that says when to ask again (a search index catching up: settle_ms) is waited for, up to max_wait_ms.
+        const asked = err instanceof DispatchFault ? err.retryAfterMs : undefined
+        if (attempt < ctx.retry.maxAttempts) await retryAfter(ctx, snap, attempt, lastReason, asked === undefined ? backoff(ctx, attempt) : Math.min(asked, ctx.retry.maxWaitMs))
         continue
       }
       if (found) return done(commit(ctx, snap, found, 'query'))
@@ -81,7 +85,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
     if (fence && !fence()) return done(leaseLost(snap))
     let receipt: Receipt
     try {
-      receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering, fence, dispatchedAt, ...(resent ? { resent } : {}) })
+      receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering, fence, dispatchedAt, quietSince, ...(resent ? { resent } : {}) })
     } catch (err) {
       const fault = classify(err)
       lastReason = fault.message

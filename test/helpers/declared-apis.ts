@@ -98,3 +98,53 @@ ${extra}`,
 export function linearCall(thread: string, teamId: string): EffectInput {
   return { thread, target: 'linear', action: 'create_issue', args: { team_id: teamId, title: `Checkout fails for ${thread}`, description: 'Customers see a 500 at the last step.' } }
 }
+
+/**
+ * Jira Cloud's create issue (POST /rest/api/3/issue), which takes no
+ * idempotency key: the body carries the label `interlock-<id>`. Action
+ * `create_issue` is tier 2, asked by a JQL search for that label, whose
+ * answers lag behind writes (settle_ms); `create_issue_untracked` declares
+ * no query and is tier 3 (src/emulators/jira.ts cites the pages).
+ * `settleMs` null leaves settle_ms out: what that costs is shown in
+ * the Jira tests.
+ */
+export function jiraToml(url: string, basicAuth: string, settleMs: number | null = 1500, extra = ''): DeclaredApi {
+  return {
+    toml: `[targets.jira]
+type = "http"
+tier = 2
+url = "${url}/rest/api/3/issue"
+headers = { Authorization = "\${JIRA_BASIC_AUTH}" }
+timeout_ms = 3000
+receipt = "/key"
+failed = ["4xx"]
+retry_later = [429]
+
+[targets.jira.body.fields]
+project = { key = "{args.project}" }
+issuetype = { name = "Task" }
+summary = "{args.summary}"
+labels = ["interlock-{effect_id}"]
+description = { type = "doc", version = 1, content = [{ type = "paragraph", content = [{ type = "text", text = "{args.description}" }] }] }
+
+[targets.jira.actions.create_issue]
+args = ["project", "summary", "description"]
+
+[targets.jira.actions.create_issue.query]
+url = "${url}/rest/api/3/search/jql"
+params = { jql = "labels = interlock-{effect_id}", fields = "key,labels", maxResults = "1" }
+found = "/issues/0/key"
+receipt = "/issues/0/key"
+${settleMs === null ? '' : `settle_ms = ${settleMs}`}
+
+[targets.jira.actions.create_issue_untracked]
+tier = 3
+args = ["project", "summary", "description"]
+${extra}`,
+    env: { JIRA_BASIC_AUTH: basicAuth },
+  }
+}
+
+export function jiraCall(thread: string, action: 'create_issue' | 'create_issue_untracked' = 'create_issue'): EffectInput {
+  return { thread, target: 'jira', action, args: { project: 'OPS', summary: `Refund stuck for ${thread}`, description: 'The refund has been pending for three days.' } }
+}

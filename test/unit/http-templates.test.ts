@@ -199,6 +199,12 @@ query = { url = "https://jira.example.com/q/{effect_id}" }
     ])
   })
 
+  it('a settle time longer than the gate waits in one pass', () => {
+    expect(
+      problemsOf(`[gate]\nmax_wait_ms = 1000\n[targets.jira]\ntype = "http"\ntier = 2\nurl = "https://j.example.com/i"\nbody = { labels = ["interlock-{effect_id}"] }\nquery = { url = "https://j.example.com/s", params = { jql = "labels = interlock-{effect_id}" }, found = "/issues/0/key", settle_ms = 5000 }\n`),
+    ).toEqual(['targets.jira.query.settle_ms: 5000 is longer than [gate] max_wait_ms (1000), which one pass waits in place; raise max_wait_ms to at least it'])
+  })
+
   it('two bodies at once', () => {
     expect(problemsOf(`[targets.t]\ntype = "http"\ntier = 3\nurl = "https://t.example.com/x"\n[targets.t.actions.a]\nform = { a = "b" }\ngraphql = { query = "mutation { x }" }\n`)).toEqual([
       'targets.t.actions.a.graphql: give one of body, form or graphql, not several: each is a whole request body',

@@ -17,7 +17,7 @@ import { dirname, relative, resolve } from 'node:path'
 import { parse } from 'smol-toml'
 import { defaultConfig } from '../config/defaults.js'
 import { CONFIG_ENV_VAR, CONFIG_FILE_NAME, parseConfig } from '../config/load.js'
-import { httpTemplateProblems } from '../targets/http/templates.js'
+import { httpTemplateProblems, settleProblems } from '../targets/http/templates.js'
 import { expandEnv } from '../config/expand-env.js'
 import { normalizeGate, normalizeStore, normalizeTarget } from '../config/normalize.js'
 import { isNotaryRefusal, notaryTargetsHint } from '../config/notary-targets.js'
@@ -86,7 +86,8 @@ export function checkConfig(options: ConfigStepOptions): ConfigStep {
   const targets: Record<string, TargetConfig> = {}
   for (const [name, t] of Object.entries((raw.targets ?? {}) as Record<string, Record<string, unknown>>)) targets[name] = normalizeTarget(t, dir)
   // An http target's request templates, checked as the loader checks them (targets/http/templates.ts).
-  const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? httpTemplateProblems(name, t) : []))
+  const maxWaitMs = normalizeGate(raw.gate).maxWaitMs
+  const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? [...httpTemplateProblems(name, t), ...settleProblems(name, t, maxWaitMs)] : []))
   if (templateProblems.length > 0) return { file, rows: [fileRow, ...problemRows(templateProblems)] }
   const { operators, problems: operatorProblems } = normalizeOperators(raw.operators)
   const { policy, problems: policyProblems } = normalizePolicy(raw.policy as Record<string, unknown> | undefined, operators.length)

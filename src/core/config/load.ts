@@ -25,7 +25,7 @@ import { normalizeOperators, normalizePolicy } from './policy.js'
 import type { InterlockConfig, TargetConfig } from './types.js'
 import { unsetVariablesError, type UnsetReference } from './unset-variables.js'
 import { validateConfigDocument } from './validate.js'
-import { httpTemplateProblems } from '../targets/http/templates.js'
+import { httpTemplateProblems, settleProblems } from '../targets/http/templates.js'
 
 export const CONFIG_FILE_NAME = 'interlock.toml'
 export const CONFIG_ENV_VAR = 'INTERLOCK_CONFIG'
@@ -107,7 +107,8 @@ export function parseConfig(
   const { operators, problems: operatorProblems } = normalizeOperators(raw.operators)
   const { policy, problems: policyProblems } = normalizePolicy(raw.policy, operators.length)
   // What the schema cannot say about an http target's request templates, with the same key paths.
-  const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? httpTemplateProblems(name, t) : []))
+  const gate = normalizeGate(raw.gate)
+  const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? [...httpTemplateProblems(name, t), ...settleProblems(name, t, gate.maxWaitMs)] : []))
   const crossProblems = [...templateProblems, ...operatorProblems, ...policyProblems]
   if (crossProblems.length > 0) throw invalid(shown, file, crossProblems)
   const unresolvedOf = new Map<string, string[]>()
@@ -119,7 +120,7 @@ export function parseConfig(
   return {
     file,
     store: normalizeStore(raw.store, dir),
-    gate: normalizeGate(raw.gate),
+    gate,
     targets,
     operators,
     policy,

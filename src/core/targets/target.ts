@@ -35,6 +35,8 @@ export interface ApplyContext {
    * may be at most (a Stripe key may be pruned after 24 hours).
    */
   dispatchedAt?: number
+  /** As QueryContext.quietSince: when this process began dispatching the effect. */
+  quietSince?: number
   /**
    * True for an operator's redispatch of an AMBIGUOUS effect (`outbox resolve
    * --redispatch`): requests for it left before, at a time not known here
@@ -51,12 +53,16 @@ export interface ApplyContext {
 
 /** What a tier-2 query is told about the effect it asks after. */
 export interface QueryContext {
-  /**
-   * When the effect last entered DISPATCHED (ms since the epoch), when known:
-   * a service whose answers lag behind its writes (a search index) can tell
-   * whether a "not found" is yet to be believed.
-   */
+  /** When the effect last entered DISPATCHED (ms since the epoch), when known. */
   dispatchedAt?: number
+  /**
+   * When this process began dispatching the effect (ms since the epoch): any
+   * request for it that another process sent left before then (that process
+   * died, or lost its lease and is fenced). With the target's own sends
+   * since, it tells a service whose answers lag behind its writes (a search
+   * index) how long a "not found" is not yet to be believed.
+   */
+  quietSince?: number
 }
 
 /**

@@ -28,7 +28,7 @@ import { HttpClient, type HttpAnswer, type HttpClientOptions } from './client.js
 import type { RequestGuard } from './fence.js'
 import { capturePremise, validatePremise } from './http-premises.js'
 import { probeHttp } from './probe.js'
-import { askFound } from './query.js'
+import { askFound, SendClock } from './query.js'
 import { captureReads, readViolations } from './reads.js'
 import { buildRequest, type BuiltRequest } from './request.js'
 import { placeholdersOf, type TemplateVars } from './template.js'
@@ -50,6 +50,8 @@ export class HttpTarget implements EffectTarget {
   private readonly config: Settled
   private readonly specs: TargetSpecs
   private readonly http: HttpClient
+  /** When this process last sent each effect whose query lags (settle_ms). */
+  private readonly clock = new SendClock()
 
   constructor(
     readonly name: string,
@@ -128,10 +130,19 @@ export class HttpTarget implements EffectTarget {
     }
     // A tier-2 re-apply asks first, whoever forgot to: the query is what makes the tier safe.
     if (spec.query && spec.tier === 2 && (ctx.attempt > 1 || ctx.recovering)) {
-      const found = await this.find(effect, ctx.dispatchedAt === undefined ? {} : { dispatchedAt: ctx.dispatchedAt })
+      const found = await this.find(effect, { ...(ctx.dispatchedAt === undefined ? {} : { dispatchedAt: ctx.dispatchedAt }), ...(ctx.quietSince === undefined ? {} : { quietSince: ctx.quietSince }) })
       if (found) return found
     }
-    const answer = await this.send(req.method, req.url, { ...ctx.headers, ...req.headers }, req.body, ctx)
+    let answer: HttpAnswer
+    try {
+      answer = await this.send(req.method, req.url, { ...ctx.headers, ...req.headers }, req.body, ctx)
+    } catch (e) {
+      const unsent = e instanceof DispatchFault && (e.kind === 'not-sent' || e.kind === 'fenced')
+      // The service may have made it up to now: a lagging query's "not found" is measured from here.
+      if (spec.query?.settleMs && !unsent) this.clock.noteSend(effect.id, this.http.now(), spec.query.settleMs)
+      throw e
+    }
+    if (spec.query?.settleMs) this.clock.noteSend(effect.id, this.http.now(), spec.query.settleMs)
     return judgeAnswer(answer, spec.rules, spec.tier, this.where(req.method, req.url), this.http.now())
   }
 
@@ -149,7 +160,8 @@ export class HttpTarget implements EffectTarget {
     if (!spec?.query) {
       throw new DispatchFault('unknowable', `target ${this.name} has no query for action ${effect.action} (no longer declared in interlock.toml): whether it happened cannot be asked`)
     }
-    return askFound({ send: (...a) => this.send(...a), where: (m, u) => this.where(m, u), now: () => this.http.now() }, spec.query, spec.tier, effect, ctx.dispatchedAt)
+    const since = this.clock.since(effect.id, ctx.quietSince ?? ctx.dispatchedAt)
+    return askFound({ send: (...a) => this.send(...a), where: (m, u) => this.where(m, u), now: () => this.http.now() }, spec.query, spec.tier, effect, since)
   }
 
   private specOf(action: string): ActionSpec {

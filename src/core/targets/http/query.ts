@@ -13,12 +13,18 @@
  *
  * A search index lags behind writes (Jira's JQL search is eventually
  * consistent: developer.atlassian.com/cloud/jira/platform/search-and-reconcile).
- * With `settle_ms`, a "not found" sooner than that after the effect was sent
- * is not believed: the query throws, and the gate asks again later instead
- * of sending the effect a second time.
+ * With `settle_ms`, a "not found" sooner than that after the effect was last
+ * sent is not believed: the query throws 'retry-later' with the time left,
+ * and the gate waits and asks again (within one pass: settle_ms may not
+ * exceed [gate] max_wait_ms) instead of sending the effect a second time.
+ * "Last sent" is this process's own last request for it in this pass, or,
+ * when it sent none, the moment this pass began: a process that sent it
+ * before has died or lost its lease by then (QueryContext.quietSince). A
+ * request the service finishes after the client gave up on it (a timeout)
+ * can show later still: settle_ms is a bound the service must honour.
  */
 import type { Effect, Receipt, Tier } from '../../effect.js'
-import { DispatchFault, TargetError } from '../../errors.js'
+import { DispatchFault } from '../../errors.js'
 import type { QuerySpec } from './actions.js'
 import { foundReceipt, present } from './answers.js'
 import type { HttpAnswer } from './client.js'
@@ -35,7 +41,12 @@ export interface QuerySubject {
   now(): number
 }
 
-export async function askFound(t: QuerySubject, spec: QuerySpec, tier: Tier, effect: Effect, dispatchedAt?: number): Promise<Receipt | null> {
+/**
+ * `since`: the latest moment a request for the effect may have left (this
+ * process's last send, or when it began dispatching: another process's
+ * sends came before). A "not found" is believed only settle_ms after it.
+ */
+export async function askFound(t: QuerySubject, spec: QuerySpec, tier: Tier, effect: Effect, since?: number): Promise<Receipt | null> {
   const vars: TemplateVars = { effect_id: effect.id, action: effect.action, args: effect.args }
   let req
   try {
@@ -47,12 +58,13 @@ export async function askFound(t: QuerySubject, spec: QuerySpec, tier: Tier, eff
   const answer = await t.send(req.method, req.url, req.headers, req.body)
   const where = t.where(req.method, req.url)
   const found = readAnswer(answer, spec, tier, where, t.now(), vars)
-  if (found || !spec.settleMs || dispatchedAt === undefined) return found
-  const settled = dispatchedAt + spec.settleMs
-  if (t.now() >= settled) return null
-  throw new TargetError(
-    `${where}: not found yet, but a write takes up to ${spec.settleMs} ms to show in its answers (settle_ms); asked again later, not sent again`,
-  )
+  if (found || !spec.settleMs || since === undefined) return found
+  const settled = since + spec.settleMs
+  const now = t.now()
+  if (now >= settled) return null
+  throw new DispatchFault('retry-later', `${where}: not found yet, but a write takes up to ${spec.settleMs} ms to show in its answers (settle_ms); asked again in ${settled - now} ms, not sent again`, {
+    retryAfterMs: settled - now,
+  })
 }
 
 function readAnswer(answer: HttpAnswer, spec: QuerySpec, tier: Tier, where: string, nowMs: number, vars: TemplateVars): Receipt | null {
@@ -77,4 +89,30 @@ function readAnswer(answer: HttpAnswer, spec: QuerySpec, tier: Tier, where: stri
       context: { status: answer.status },
     })
   )
+}
+
+/**
+ * When this process last sent each effect whose query lags (settle_ms): a
+ * "not found" is measured from the later of that and QueryContext.quietSince.
+ * An entry is kept until its settle time has passed, when it can no longer
+ * matter; none is dropped sooner, which would let "not found" be believed early.
+ */
+export class SendClock {
+  private readonly sent = new Map<string, { ms: number; until: number }>()
+
+  /** The moment a "not found" for the effect is measured from, or undefined when none is known. */
+  since(effectId: string, quietSince: number | undefined): number | undefined {
+    const times = [quietSince, this.sent.get(effectId)?.ms].filter((t): t is number => t !== undefined)
+    return times.length > 0 ? Math.max(...times) : undefined
+  }
+
+  noteSend(effectId: string, ms: number, settleMs: number): void {
+    this.sent.delete(effectId)
+    this.sent.set(effectId, { ms, until: ms + settleMs })
+    // Oldest sends first (insertion order): drop those settled.
+    for (const [id, e] of this.sent) {
+      if (e.until > ms) break
+      this.sent.delete(id)
+    }
+  }
 }

@@ -163,3 +163,14 @@ function statusOverlaps(
     }
   }
 }
+
+/**
+ * A lagging query is waited for within one pass of the gate (query.ts), so
+ * its settle time must fit in [gate] max_wait_ms: a longer one would leave
+ * every pass in flight, never believing "not found".
+ */
+export function settleProblems(name: string, c: HttpTargetConfig, maxWaitMs: number): string[] {
+  return allSpecs(specsOf(name, c))
+    .filter((s) => (s.query?.settleMs ?? 0) > maxWaitMs)
+    .map((s) => `${s.keyPath}.query.settle_ms: ${s.query!.settleMs} is longer than [gate] max_wait_ms (${maxWaitMs}), which one pass waits in place; raise max_wait_ms to at least it`)
+}
