@@ -6,6 +6,8 @@
  * judged by the declared rules. No network: the requests are built and
  * compared, the answers are made up.
  */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/core/config/load.js'
 import type { HttpTargetConfig } from '../../src/core/config/types.js'
@@ -352,4 +354,19 @@ it('an effect built from a call reaches the same request every time (its id is i
   const b = buildRequest(spec.request, { effect_id: e.id, action: e.action, args: e.args }, spec.effectIdHeader)
   expect(a).toEqual(b)
   expect(a.headers['idempotency-key']).toBe(e.id)
+})
+
+it('the three APIs declared in docs/targets.md load and build as written', async () => {
+  const { createTargets } = await import('../../src/core/targets/registry.js')
+  const doc = readFileSync(join(import.meta.dirname, '../../docs/targets.md'), 'utf8')
+  const section = doc.slice(doc.indexOf('### Three published APIs, declared'), doc.indexOf('## `postgres_row`'))
+  const blocks = [...section.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]!)
+  expect(blocks).toHaveLength(3)
+  const env = { TWILIO_ACCOUNT_SID: 'AC1', TWILIO_BASIC_AUTH: 'Basic eA==', TWILIO_FROM: '+15005550006', LINEAR_API_KEY: 'lin_api_x', JIRA_BASIC_AUTH: 'Basic eQ==' }
+  for (const block of blocks) {
+    const config = parseConfig(block, { file: FILE, env })
+    const targets = createTargets(config.targets)
+    expect(targets.size).toBe(1)
+    for (const t of targets.values()) await t.close?.()
+  }
 })

@@ -201,7 +201,7 @@ const httpTarget = {
       description:
         'What the service guarantees. 1: it deduplicates by idempotency key. 2: it can be asked whether the effect happened (needs query_url). 3: neither; a crash in flight becomes AMBIGUOUS.',
     },
-    url: httpUrl('Where apply sends the request (by `method`); {effect_id}, {action} and {args.PATH} (a string, number or boolean argument, e.g. {args.to} or {args.customer.id}) are substituted, each URL-encoded. Without body, form or graphql the body is Interlock\'s envelope {"action","args","effect_id"} as canonical JSON (docs/targets.md, "The wire format").'),
+    url: httpUrl('Where apply sends the request (by `method`); {effect_id}, {action} and {args.PATH} (a string, number or boolean argument, e.g. {args.to} or {args.customer.id}) are substituted, each URL-encoded. Without body, form or graphql the body is Interlock\'s envelope {"action","args","effect_id"} as canonical JSON (docs/targets.md, "The envelope (no template)").'),
     method: {
       enum: ['POST', 'PUT', 'PATCH', 'DELETE'],
       description: 'HTTP method of the apply request. Default "POST".',
