@@ -12,16 +12,23 @@
  *   the child carries on to COMMITTED (tiers 1, 2) or AMBIGUOUS (tier 3) and
  *   is killed right there; recovery changes nothing;
  * - a fault in recovery: the child is killed right after DISPATCHED, and the
- *   recovering process's first request meets the fault (tiers 1, 2).
+ *   recovering process's first request meets the fault (tiers 1, 2);
+ * - relay mode (crash-points-relay.test.ts's points): a relay child SIGKILLed
+ *   at each point it passes, another relay takes the effect once the dead
+ *   one's lease has run out, then one reconcile pass.
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { CrashPoint } from '../../src/core/crash-points.js'
 import { toEffect, type EffectInput, type Tier } from '../../src/core/effect.js'
+import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { Gate } from '../../src/core/gate.js'
 import { IN_FLIGHT_STATES } from '../../src/core/lifecycle.js'
+import { Outbox } from '../../src/core/outbox/outbox.js'
+import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { reconcileEffects } from '../../src/core/reconcile/reconcile.js'
+import { Relay } from '../../src/core/relay/relay.js'
 import { install } from '../../src/core/stores/migrate.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
@@ -147,6 +154,33 @@ export function declaredCrashPoints<S extends Emulator>(s: DeclaredScenario<S>):
         await rig.expectWhole(store, { id, tier: s.tier, unsure: true }, applied)
       } finally {
         await gate?.close()
+        await store.close()
+      }
+    })
+
+    it.each(POINTS)('relay killed %s: another relay and one reconcile pass leave the service with the right number', async (point) => {
+      const input = s.call(`${s.name}-${storeName}-relay-${point}`)
+      const id = toEffect(input).id
+      await rig.killAt('relay-child', point, plan(storeConfig(), input), `${s.name}-${storeName}-relay-${point}`)
+      const store = await openStore(storeConfig())
+      const live = [...createTargets(planTargets({ config: file, configEnv: env })).values()]
+      const relay = new Relay({ store, targets: live, relayId: 'recovering-relay', key: generateKeyPair('relay', 'recovering-relay'), policy: new RulesPolicy([]), leaseMs: 2000, pollMs: 20, retry: { maxAttempts: 3, backoffMs: 10 } })
+      const outbox = new Outbox({ store, targets: live, pollMs: 20 })
+      try {
+        // Killed before its commit: the proposal waits under the dead relay's lease, nothing of its own journaled.
+        if (point === 'after-premises') expect((await store.history(id)).map((r) => r.state)).toEqual(['PROPOSED'])
+        await relay.start()
+        const outcome = await outbox.result(id)
+        await relay.stop()
+        await reconcileEffects({ store, storeConfig: storeConfig(), targets: live, olderThanMs: 0, concurrency: 1 })
+        const inWindow = IN_FLIGHT_WINDOW.includes(point)
+        expect(outcome.status).toBe(s.tier === 3 && inWindow ? 'ambiguous' : 'committed')
+        expect(applied(id)).toBe(s.tier === 3 && point === 'after-dispatched' ? 0 : 1)
+        await rig.expectWhole(store, { id, tier: s.tier, crashedInWindow: inWindow }, applied)
+      } finally {
+        await relay.stop().catch(() => {})
+        await outbox.close()
+        for (const t of live) await t.close?.()
         await store.close()
       }
     })
