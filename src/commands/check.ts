@@ -9,7 +9,7 @@ export default class Check extends BaseCommand<typeof Check> {
   static override description = `Checks, in this order and concurrently where it can:
   config   interlock.toml against the schema: every problem listed, each with its key path
   store    reachable; schema installed and at this binary's version (PostgreSQL: else interlock install; a SQLite journal is created and upgraded by the first command that opens it)
-  targets  credentials present and accepted; reachable through a read-only probe (Stripe balance, GitHub user and repository, S3 HeadBucket and a missing key answering 404, not 403 (s3:ListBucket), SendGrid scopes, Slack auth.test, PostgreSQL table, columns and unique effect id); the declared tier can be honoured
+  targets  credentials present and accepted; reachable through a read-only probe (Stripe balance, GitHub user and repository, S3 HeadBucket and a missing key answering 404, not 403 (s3:ListBucket), SendGrid scopes, Slack auth.test, PostgreSQL table, columns and unique effect id); the declared tier can be honoured; for an http target, per action, the request a sample call would send (from the config alone, nothing sent, secrets masked)
   keys     operator public keys parse; the relay key exists and is not readable by group or others
   policy   rules name only existing targets and actions; no quorum is larger than the operators
 

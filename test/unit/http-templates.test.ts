@@ -261,6 +261,17 @@ describe('refused at submit, before anything is journaled', () => {
     expect(() => byId.validateArgs('get', { id: ['a', 'b'] })).toThrow('target svc: {args.id} in the URL must be a string, number or boolean, not a list')
   })
 
+  it('behind a notary too: the notarized target refuses the same call at submit', async () => {
+    const { notarized } = await import('../../src/core/notary/notarized.js')
+    const { notaryClient } = await import('../../src/core/notary/client.js')
+    const { generateKeyPair } = await import('../../src/core/crypto/keys.js')
+    const inner = new HttpTarget('payments', { ...httpOf(REFUNDS), tier: 3 })
+    const t = notarized(inner, { notary: notaryClient({ url: 'http://127.0.0.1:9', writer: 'agent', key: generateKeyPair('relay', 'agent') }), services: {} })
+    expect(() => t.validateArgs!('refund', { charge_id: 'ch_1' })).toThrow('args.amount_cents')
+    expect(typeof t.capture).toBe('function')
+    await inner.close()
+  })
+
   it('per-action tiers are journaled with the action', () => {
     const t = new HttpTarget(
       'jira',

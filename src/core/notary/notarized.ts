@@ -139,6 +139,9 @@ export function notarized(inner: EffectTarget, opts: NotarizedOptions): EffectTa
     tier: 2,
     notary: opts.journaledAs ?? notary.url,
     validatePremises: (effect) => inner.validatePremises(effect),
+    // The service's own checks at submit and its premises (an http target's templates, rests_on) hold behind the notary too.
+    ...(inner.validateArgs ? { validateArgs: (action: string, args: JsonObject) => inner.validateArgs!(action, args) } : {}),
+    ...(inner.capture ? { capture: (action: string, args: JsonObject) => inner.capture!(action, args) } : {}),
     async apply(effect: Effect, ctx: ApplyContext): Promise<Receipt> {
       const view = await read(effect, 'not-sent')
       const last = view.attempts.at(-1)
