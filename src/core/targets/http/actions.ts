@@ -108,8 +108,3 @@ function queryOf(c: HttpTargetConfig, own: HttpQueryTemplate | undefined): Query
   if (c.queryUrl) return { method: 'GET', url: c.queryUrl, headers: { ...c.headers } }
   return undefined
 }
-
-/** True when nothing but the legacy keys is declared: the envelope, query_url, premise_url. */
-export function isEnvelopeOnly(c: HttpTargetConfig): boolean {
-  return !c.actions && !c.body && !c.query && !c.restsOn && !c.params && !c.effectIdHeader && ['committed', 'failed', 'retryLater', 'unknown', 'receipt', 'error'].every((k) => c[k as keyof HttpTargetConfig] === undefined)
-}

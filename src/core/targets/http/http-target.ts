@@ -31,7 +31,7 @@ import { probeHttp } from './probe.js'
 import { askFound, SendClock } from './query.js'
 import { captureReads, readViolations } from './reads.js'
 import { buildRequest, type BuiltRequest } from './request.js'
-import { placeholdersOf, type TemplateVars } from './template.js'
+import { argPathOf, at, placeholdersOf, type TemplateVars } from './template.js'
 import { httpTemplateProblems } from './templates.js'
 
 export type HttpTargetSettings = Pick<HttpTargetConfig, 'tier' | 'url'> & Partial<Omit<HttpTargetConfig, 'type' | 'tier' | 'url' | 'notary' | 'notaryServices'>>
@@ -93,7 +93,8 @@ export class HttpTarget implements EffectTarget {
     }
     const urlArgs = new Set([spec.request.url, spec.query?.url ?? '', ...(spec.restsOn ?? []).map((r) => r.url)].flatMap((u) => placeholdersOf(u)))
     for (const p of urlArgs) {
-      const v = p.startsWith('args.') ? args[p.slice('args.'.length)] : undefined
+      const path = argPathOf(p)
+      const v = path ? at(args, path) : undefined
       if (typeof v === 'string') assertUtf8Text(v, `${p} (in target ${this.name}'s URL)`)
     }
     const vars: TemplateVars = { effect_id: NO_ID_YET, action, args }
