@@ -166,7 +166,8 @@ export async function proxyOverHttp(o: { cwd: string; args?: string[]; env?: Rec
   }
 }
 
-function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+/** Resolves with the first match of `pattern` in what `child` writes (stdout and stderr); rejects if it exits first or takes longer than `timeoutMs`. */
+export function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     let seen = ''
     const timer = setTimeout(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms:\n${seen}`)), timeoutMs)
