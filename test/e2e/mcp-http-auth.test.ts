@@ -316,7 +316,8 @@ describe('OAuth access tokens', () => {
     const proxy = await proxyOverHttp({ cwd })
     try {
       const before = issuer.hits.get('/token') ?? 0
-      const authProvider = new ClientCredentialsProvider({ clientId: 'agent-7', clientSecret: 'agent-7-secret', expectedIssuer: issuer.issuer })
+      // A client_credentials client asks for the scope it was configured with (the SDK's fetchToken), not the challenge's.
+      const authProvider = new ClientCredentialsProvider({ clientId: 'agent-7', clientSecret: 'agent-7-secret', expectedIssuer: issuer.issuer, scope: 'notes:write' })
       const client = await httpClient(proxy.url, { authProvider })
       expect(issuer.hits.get('/token')).toBe(before + 1)
       const token = authProvider.tokens()!.access_token
