@@ -99,10 +99,13 @@ describe('Host and Origin (DNS rebinding)', () => {
       expect(sent(cwd)).toBe(0)
 
       // The loopback names at the bound port, and the configured origin, are let in; so is a request without Origin.
-      for (const headers of [{ host: `localhost:${port}`, origin: `http://localhost:${port}` }, { origin: `http://127.0.0.1:${port}` }, { origin: 'https://app.example.test' }] as Record<string, string>[]) {
-        const r = await rawRequest(proxy.url, { headers: { ...bearer(CI_BOT), ...headers }, body: INITIALIZE })
+      const initialized = await rawRequest(proxy.url, { headers: { ...bearer(CI_BOT), host: `localhost:${port}`, origin: `http://localhost:${port}` }, body: INITIALIZE })
+      expect(initialized.status).toBe(200)
+      expect(initialized.headers['mcp-session-id']).toBeTruthy()
+      for (const headers of [{ host: `[::1]:${port}`, origin: `http://127.0.0.1:${port}` }, { origin: 'https://app.example.test' }, {}] as Record<string, string>[]) {
+        const r = await rawRequest(proxy.url, { headers: { ...bearer(CI_BOT), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18', ...headers }, body: { jsonrpc: '2.0', id: 3, method: 'ping' } })
         expect(r.status, JSON.stringify(headers)).toBe(200)
-        expect(r.headers['mcp-session-id']).toBeTruthy()
+        expect(r.body).toContain('"result":{}')
       }
       const done = await client.callTool(create('carol'))
       expect(resultMeta(done)['interlock/state'], resultText(done)).toBe('COMMITTED')
@@ -123,7 +126,10 @@ describe('Host and Origin (DNS rebinding)', () => {
     try {
       const named = await rawRequest(url, { headers: { ...bearer(OPS), host: `mcp.example.test:${port}` }, body: INITIALIZE })
       expect(named.status).toBe(200)
-      expect((await rawRequest(url, { headers: { ...bearer(OPS), host: 'mcp.example.test' }, body: INITIALIZE })).status).toBe(200)
+      const session = { 'mcp-session-id': String(named.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' }
+      const ping = { jsonrpc: '2.0', id: 3, method: 'ping' }
+      expect((await rawRequest(url, { headers: { ...bearer(OPS), ...session, host: 'mcp.example.test' }, body: ping })).status).toBe(200)
+      expect((await rawRequest(url, { headers: { ...bearer(OPS), ...session, host: 'other.example.test' }, body: ping })).status).toBe(403)
       const loopback = await rawRequest(url, { headers: bearer(OPS), body: INITIALIZE })
       expect(loopback.status).toBe(403)
       expect(errorOf(loopback.body)).toBe(`Invalid Host: 127.0.0.1:${port}`)
