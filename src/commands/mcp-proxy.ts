@@ -1,7 +1,8 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
 import { UsageError } from '../core/errors.js'
-import { McpProxy, serveHttp } from '../integrations/mcp/index.js'
+import type { Interlock } from '../core/interlock.js'
+import { httpAccess, McpProxy, mcpTargetOf, serveHttp, type HttpAccess } from '../integrations/mcp/index.js'
 
 export default class McpProxyCommand extends BaseCommand<typeof McpProxyCommand> {
   static override summary = 'Stand in front of an MCP server: side-effecting tool calls go through the gate, everything else passes through.'
@@ -13,10 +14,14 @@ Threads: one journal per MCP session, unless the call's _meta names one ("interl
 
 At start it reads the server's tool list (a declared tool, query or premise the server does not have: exit 3, naming the key), and, inline, recovers this target's effects left in flight by a proxy that was killed. Over stdio it serves one client on stdin/stdout and ends when the client does; every log line goes to stderr. --http serves Streamable HTTP at http://HOST:PORT/mcp until SIGTERM or SIGINT.
 
+Over HTTP, [targets.<name>.proxy_http] says who may call (docs/mcp.md, "Exposing the proxy over HTTP"). A request whose Host is not allowed, or whose Origin is present and not allowed, is refused 403 (DNS rebinding): on a loopback address localhost, 127.0.0.1 and [::1] at the bound port are allowed; on any other address allowed_hosts must list the names clients use. Callers authenticate with Authorization: Bearer: a static token ([[targets.<name>.proxy_http.tokens]], principal token:<name>) or an OAuth access token ([targets.<name>.proxy_http.oauth], principal oauth:<iss>#<sub>; metadata at /.well-known/oauth-protected-resource). A session belongs to the principal that initialized it. Without authentication configured --http does not start, unless bound to a loopback address with --insecure-no-auth.
+
 --outbox only proposes: relays (\`interlock relay\`) decide and send, and a call is answered with what its effect came to within --wait (a PostgreSQL store with access = "agent" is always used so).`
   static override examples = [
     '<%= config.bin %> <%= command.id %> --config /etc/interlock/notes.toml',
     '<%= config.bin %> <%= command.id %> --target memory --http 127.0.0.1:8931',
+    '<%= config.bin %> <%= command.id %> --http 127.0.0.1:8931 --insecure-no-auth',
+    '<%= config.bin %> <%= command.id %> --http 0.0.0.0:8931',
     '<%= config.bin %> <%= command.id %> --outbox --wait 60000',
   ]
 
@@ -25,7 +30,14 @@ At start it reads the server's tool list (a declared tool, query or premise the 
 
   static override flags = {
     target: Flags.string({ char: 't', helpValue: '<name>', description: 'The [targets.<name>] of type "mcp" to stand in front of. Default: the only one.' }),
-    http: Flags.string({ helpValue: '<host:port>', description: 'Serve Streamable HTTP at http://<host:port>/mcp instead of stdio (port 0: any free port).' }),
+    http: Flags.string({
+      helpValue: '<host:port>',
+      description: 'Serve Streamable HTTP at http://<host:port>/mcp instead of stdio (port 0: any free port). Callers authenticate as [targets.<name>.proxy_http] says.',
+    }),
+    'insecure-no-auth': Flags.boolean({
+      dependsOn: ['http'],
+      description: 'With --http on a loopback address only: serve without authentication. Every local process, of every user, can then call through the proxy; Host and Origin are still checked.',
+    }),
     outbox: Flags.boolean({ description: 'Only propose: relays decide and send (a store drained by `interlock relay`).' }),
     wait: Flags.integer({ min: 0, max: 3_600_000, default: 30_000, description: 'With --outbox: the longest wait for a call\'s outcome, in milliseconds, before answering that it is in flight.' }),
   }
@@ -43,12 +55,15 @@ At start it reads the server's tool list (a declared tool, query or premise the 
     process.once('SIGINT', onSignal)
     let proxy: McpProxy | undefined
     try {
+      // Who may call is settled before the server is started: a refusal costs nothing.
+      const access = listen ? await this.httpAccess(interlock, listen.host) : undefined
       proxy = await McpProxy.start({ interlock, target: this.flags.target, mode: this.flags.outbox || agentStore ? 'outbox' : 'inline', waitMs: this.flags.wait, log })
-      if (!listen) {
+      if (!listen || !access) {
         if (!stop.signal.aborted) await proxy.serveStdio(process.stdin, process.stdout, stop.signal)
         return
       }
-      const http = await serveHttp(proxy, listen.host, listen.port, log)
+      const http = await serveHttp(proxy, listen.host, listen.port, log, access)
+      log(`mcp-proxy: HTTP access: ${http.protection}`)
       log(`mcp-proxy: serving ${proxy.target.name} at ${http.url}`)
       if (!stop.signal.aborted) await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }))
       log('mcp-proxy: stopping')
@@ -59,6 +74,11 @@ At start it reads the server's tool list (a declared tool, query or premise the 
       process.off('SIGTERM', onSignal)
       process.off('SIGINT', onSignal)
     }
+  }
+
+  private async httpAccess(interlock: Interlock, bindHost: string): Promise<HttpAccess> {
+    const target = mcpTargetOf(interlock, this.flags.target)
+    return httpAccess({ target: target.name, settings: target.config.proxyHttp, bindHost, insecureNoAuth: this.flags['insecure-no-auth'] })
   }
 }
 

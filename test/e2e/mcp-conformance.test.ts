@@ -40,7 +40,7 @@ const TOKEN_VAR = 'MCP_CONFORMANCE_RUN'
  */
 function proxyArgs(transport: 'http' | 'stdio'): string[] {
   const common = ['--target', TARGET]
-  return transport === 'http' ? [...common] : common
+  return transport === 'http' ? [...common, '--insecure-no-auth'] : common
 }
 
 /** Not compared on the stdio path: scenario → why. */

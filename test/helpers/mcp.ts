@@ -6,12 +6,14 @@
  * records what reached a server and plays its faults.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { request } from 'node:http'
 import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import { inject } from 'vitest'
@@ -122,13 +124,65 @@ export async function directClient(entry: string, args: string[], o: { cwd: stri
   return client
 }
 
-/** An SDK Client over Streamable HTTP. */
-export async function httpClient(url: string, o: { capabilities?: ClientCapabilities; prepare?: (c: Client) => void; headers?: Record<string, string> } = {}): Promise<Client> {
+/** An SDK Client over Streamable HTTP (with `authProvider`, it does the OAuth flow itself on a 401). */
+export async function httpClient(
+  url: string,
+  o: { capabilities?: ClientCapabilities; prepare?: (c: Client) => void; headers?: Record<string, string>; authProvider?: OAuthClientProvider } = {},
+): Promise<Client> {
   const client = new Client({ name: 'interlock-test-host', version: '1.0.0' }, { capabilities: o.capabilities ?? {} })
   o.prepare?.(client)
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: o.headers ?? {} } }))
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: o.headers ?? {} }, ...(o.authProvider ? { authProvider: o.authProvider } : {}) }))
   return client
 }
+
+/** The session id an SDK Client over Streamable HTTP was given. */
+export function sessionIdOf(client: Client): string {
+  const id = (client.transport as StreamableHTTPClientTransport | undefined)?.sessionId
+  if (!id) throw new Error('the client has no Mcp-Session-Id')
+  return id
+}
+
+export interface RawResponse {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: string
+}
+
+/**
+ * One HTTP request as written, through node:http (fetch would not send a
+ * Host of our choosing): for what an SDK Client would never send, such as
+ * a rebinding page's Host and Origin, or another caller's session id.
+ * Streamed answers (SSE) are read until the first event.
+ */
+export function rawRequest(url: string, o: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<RawResponse> {
+  const body = o.body === undefined ? undefined : JSON.stringify(o.body)
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: o.method ?? 'POST',
+        headers: { accept: 'application/json, text/event-stream', ...(body ? { 'content-type': 'application/json' } : {}), ...o.headers },
+      },
+      (res) => {
+        let text = ''
+        const done = () => {
+          res.destroy()
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text })
+        }
+        res.setEncoding('utf8').on('data', (d: string) => {
+          text += d
+          if (String(res.headers['content-type']).startsWith('text/event-stream') && text.includes('\n\n')) done()
+        })
+        res.once('end', done)
+      },
+    )
+    req.once('error', reject)
+    req.end(body)
+  })
+}
+
+/** A JSON-RPC initialize request, as a client's first. */
+export const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
 
 /** server-everything over Streamable HTTP on a free port: its URL, and a way to stop it. */
 export async function everythingOverHttp(): Promise<{ url: string; close(): Promise<void> }> {
@@ -144,10 +198,10 @@ export async function everythingOverHttp(): Promise<{ url: string; close(): Prom
   }
 }
 
-/** `interlock mcp-proxy --http` as a child: the URL it serves, its stderr, and a way to stop it. */
-export async function proxyOverHttp(o: { cwd: string; args?: string[]; env?: Record<string, string> }): Promise<{ url: string; child: ChildProcess; stderr(): string; close(): Promise<void> }> {
+/** `interlock mcp-proxy --http` (on `bind`, default 127.0.0.1:0) as a child: the URL it serves, its stderr, and a way to stop it. */
+export async function proxyOverHttp(o: { cwd: string; args?: string[]; env?: Record<string, string>; bind?: string }): Promise<{ url: string; child: ChildProcess; stderr(): string; close(): Promise<void> }> {
   const bin = join(inject('cliRoot'), 'bin', 'run.js')
-  const child = spawn(process.execPath, [bin, 'mcp-proxy', '--http', '127.0.0.1:0', ...(o.args ?? [])], {
+  const child = spawn(process.execPath, [bin, 'mcp-proxy', '--http', o.bind ?? '127.0.0.1:0', ...(o.args ?? [])], {
     cwd: o.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: o.cwd, NO_COLOR: '1', ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from 'node:path'
 import type { Tier } from '../effect.js'
 import { DEFAULTS } from './defaults.js'
 import { parseDuration } from './policy.js'
-import type { McpReadConfig, McpTargetConfig, McpToolConfig } from './types.js'
+import type { McpProxyHttpConfig, McpReadConfig, McpTargetConfig, McpToolConfig } from './types.js'
 
 type Table = Record<string, unknown>
 
@@ -30,7 +30,24 @@ export function normalizeMcp(raw: Table, dir: string): McpTargetConfig {
   }
   if (typeof raw.url === 'string') target.url = raw.url
   for (const [name, tool] of Object.entries((raw.tools as Record<string, Table> | undefined) ?? {})) target.tools[name] = normalizeTool(tool)
+  if (raw.proxy_http !== undefined) target.proxyHttp = normalizeProxyHttp(raw.proxy_http as Table)
   return target
+}
+
+function normalizeProxyHttp(raw: Table): McpProxyHttpConfig {
+  const http: McpProxyHttpConfig = {
+    allowedHosts: [...((raw.allowed_hosts as string[] | undefined) ?? [])],
+    allowedOrigins: [...((raw.allowed_origins as string[] | undefined) ?? [])],
+    tokens: ((raw.tokens as Table[] | undefined) ?? []).map((t) => ({ principal: t.principal as string, token: t.token as string })),
+  }
+  if (typeof raw.resource === 'string') http.resource = raw.resource
+  const oauth = raw.oauth as Table | undefined
+  if (oauth) {
+    http.oauth = { issuer: oauth.issuer as string, scopes: [...((oauth.scopes as string[] | undefined) ?? [])] }
+    if (typeof oauth.audience === 'string') http.oauth.audience = oauth.audience
+    if (typeof oauth.jwks_uri === 'string') http.oauth.jwksUri = oauth.jwks_uri
+  }
+  return http
 }
 
 function normalizeTool(raw: Table): McpToolConfig {

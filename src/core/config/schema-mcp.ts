@@ -12,6 +12,7 @@
  */
 import { DURATION } from './schema-policy.js'
 import { durationMs } from './schema-common.js'
+import { mcpProxyHttp } from './schema-mcp-http.js'
 
 /** MCP tool names: letters, digits, `_`, `-` and `.` (modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-names). */
 export const TOOL_NAME = '^[A-Za-z0-9_.-]{1,128}$'
@@ -171,6 +172,7 @@ export const mcpTarget = {
       propertyNames: { pattern: TOOL_NAME, patternErrorMessage: 'tool names use letters, digits, "_", "-" and "." (at most 128)' },
       additionalProperties: tool,
     },
+    proxy_http: mcpProxyHttp,
   },
   // A stdio server or an HTTP one: the other's keys would be silently unused.
   if: { required: ['url'] },

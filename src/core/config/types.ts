@@ -207,6 +207,32 @@ export interface McpTargetConfig {
   /** Largest result journaled with COMMITTED (default 65536). */
   maxResultBytes: number
   tools: Record<string, McpToolConfig>
+  /** [targets.<name>.proxy_http]: who may call `mcp-proxy --http`, from where. */
+  proxyHttp?: McpProxyHttpConfig
+}
+
+/** [targets.<name>.proxy_http]: Host and Origin allowed, and how callers authenticate. */
+export interface McpProxyHttpConfig {
+  /** Host header values: "name" (any port) or "name:port". */
+  allowedHosts: string[]
+  /** Origin header values, e.g. "https://app.example.com". */
+  allowedOrigins: string[]
+  /** The URL clients reach /mcp at (OAuth metadata's `resource`, default audience). */
+  resource?: string
+  /** Static bearer tokens (values from `${VAR}`), each proving a principal. */
+  tokens: { principal: string; token: string }[]
+  oauth?: McpOAuthConfig
+}
+
+/** [targets.<name>.proxy_http.oauth]: JWT access tokens from one issuer. */
+export interface McpOAuthConfig {
+  issuer: string
+  /** Default: the resource URL. */
+  audience?: string
+  /** Default: discovered from the issuer's metadata at start. */
+  jwksUri?: string
+  /** Scopes every token must grant. */
+  scopes: string[]
 }
 
 export type TargetConfig =

@@ -114,7 +114,7 @@ export class McpProxy {
   }
 }
 
-function mcpTargetOf(interlock: Interlock, name: string | undefined): McpTarget {
+export function mcpTargetOf(interlock: Interlock, name: string | undefined): McpTarget {
   const mcp = [...interlock.targets.values()].filter((t): t is McpTarget => t instanceof McpTarget)
   if (name !== undefined) {
     const t = interlock.targets.get(name)
