@@ -6,6 +6,11 @@
  * default thread). Each session has its own session with the server, so what
  * the server asks during a call (sampling, elicitation) reaches the client
  * that made the call.
+ *
+ * A request of the server's goes to the client on its GET stream (the SDK's
+ * transport sends it nowhere else, and drops it when that stream is not
+ * open): GetStream tells the session whether one is, so that a client without
+ * one gets the server's request refused at once instead of never.
  */
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -13,6 +18,7 @@ import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { UNAUTHENTICATED } from './principal.js'
 import type { McpProxy } from './proxy.js'
+import type { ClientReach } from './session.js'
 
 export const MCP_PATH = '/mcp'
 
@@ -23,7 +29,7 @@ export interface HttpListener {
 }
 
 export async function serveHttp(proxy: McpProxy, host: string, port: number, log: (line: string) => void): Promise<HttpListener> {
-  const sessions = new Map<string, StreamableHTTPServerTransport>()
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; stream: GetStream }>()
   const server = createServer((req, res) => {
     void handle(req, res).catch((e: Error) => {
       log(`mcp-proxy: ${req.method} ${req.url}: ${e.message}`)
@@ -38,16 +44,18 @@ export async function serveHttp(proxy: McpProxy, host: string, port: number, log
       const known = sessions.get(sid)
       // The spec's answer to a session the server does not know: 404, and the client starts a new one.
       if (!known) return refuse(res, 404, 'session not found')
-      return known.handleRequest(req, res)
+      if (req.method === 'GET') known.stream.watch(res)
+      return known.transport.handleRequest(req, res)
     }
     if (req.method !== 'POST') return refuse(res, 400, 'no Mcp-Session-Id: start with an initialize request')
     const id = randomUUID()
+    const stream = new GetStream()
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
-      onsessioninitialized: () => void sessions.set(id, transport),
+      onsessioninitialized: () => void sessions.set(id, { transport, stream }),
       onsessionclosed: () => void sessions.delete(id),
     })
-    void proxy.serve(transport, id, UNAUTHENTICATED).finally(() => sessions.delete(id))
+    void proxy.serve(transport, id, UNAUTHENTICATED, stream).finally(() => sessions.delete(id))
     await transport.handleRequest(req, res)
   }
 
@@ -60,7 +68,7 @@ export async function serveHttp(proxy: McpProxy, host: string, port: number, log
   return {
     url: `http://${shownHost}:${address.port}${MCP_PATH}`,
     async close() {
-      await Promise.allSettled([...sessions.values()].map((t) => t.close()))
+      await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()))
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
@@ -69,4 +77,31 @@ export async function serveHttp(proxy: McpProxy, host: string, port: number, log
 
 function refuse(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
+}
+
+/**
+ * A session's GET streams (the spec allows one at a time; a client may open
+ * another after one broke): open from the moment the transport has answered
+ * 200 until the response ends.
+ */
+class GetStream implements ClientReach {
+  private readonly responses = new Set<ServerResponse>()
+
+  watch(res: ServerResponse): void {
+    this.responses.add(res)
+    res.once('close', () => this.responses.delete(res))
+  }
+
+  get open(): boolean {
+    return [...this.responses].some((r) => r.headersSent && r.statusCode === 200 && !r.writableEnded && !r.destroyed)
+  }
+
+  async whenReachable(ms: number): Promise<boolean> {
+    const end = Date.now() + ms
+    while (!this.open) {
+      if (Date.now() >= end) return false
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    return true
+  }
 }
