@@ -55,7 +55,7 @@ export class McpProxy {
   static async start(o: McpProxyOptions): Promise<McpProxy> {
     const target = mcpTargetOf(o.interlock, o.target)
     await target.loadTools().catch((e: Error) => {
-      throw new ConfigError(`target ${target.name}: ${e.message}`, [], { hint: target.unreachableHint, cause: e })
+      throw new ConfigError(e.message.startsWith(`${target.where} `) ? e.message : `${target.where}: ${e.message}`, [], { hint: target.unreachableHint, cause: e })
     })
     const unknown = target.unknownTools()
     if (unknown.length > 0) {
