@@ -9,8 +9,9 @@
  *
  * A request of the server's goes to the client on its GET stream (the SDK's
  * transport sends it nowhere else, and drops it when that stream is not
- * open): GetStream tells the session whether one is, so that a client without
- * one gets the server's request refused at once instead of never.
+ * open): GetStream tells the session whether one is, so that the server's
+ * request to a client without one is refused (after a short grace: a client
+ * opens it right after it has initialized) instead of left unanswered.
  */
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'

@@ -17,9 +17,10 @@
  *   when the client has them to give); the client is told the server's
  *   (PrimedTransport), except `tasks`: a task-augmented call would bypass the
  *   journal, so the proxy does not offer tasks.
- * - a request of the server's that the client cannot be sent now (over
- *   Streamable HTTP, a client with no GET stream open) is answered with an
- *   error at once, rather than left for the server to wait out its timeout.
+ * - a request of the server's that the client cannot be sent (over
+ *   Streamable HTTP, a client with no GET stream open within REACH_GRACE_MS)
+ *   is answered with an error, rather than left for the server to wait out
+ *   its timeout.
  *
  * A call of a tool whose tier is 1, 2 or 3 goes to the CallDesk (calls.ts).
  * A journaled call cannot be cancelled once proposed: the spec lets a
