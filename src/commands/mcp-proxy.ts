@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
+import { NAME } from '../core/effect.js'
 import { UsageError } from '../core/errors.js'
 import type { Interlock } from '../core/interlock.js'
 import { httpAccess, McpProxy, mcpTargetOf, serveHttp, type HttpAccess } from '../integrations/mcp/index.js'
@@ -10,7 +11,7 @@ export default class McpProxyCommand extends BaseCommand<typeof McpProxyCommand>
 
 A call of a tool whose tier is 1, 2 or 3 (declared under [targets.<name>.tools.<tool>], else from its annotations: readOnlyHint is read, idempotentHint is tier 1, anything else tier 3) is journaled and goes through the gate: policy holds, premises (rests_on: what the agent read is read again right before sending; changed, the call is REJECTED), dispatch by tier, recovery. The client gets the server's own result once COMMITTED (from the journal if the call was made before), the server's own error if FAILED, and a tool error saying what to do if HELD (the effect id and the release command), REJECTED (what changed), AMBIGUOUS (an operator must resolve it) or still in flight. Calls of read tools are forwarded, not journaled.
 
-Threads: one journal per MCP session, unless the call's _meta names one ("interlock/thread"; "interlock/key" adds a caller key, "interlock/retry": true marks a retry). An identical call after one that COMMITTED is a retry or a new call by the tool's dedupe setting (docs/mcp.md, "Repeats and retries").
+Threads: one journal per MCP session by default, so a host that restarts and repeats a call applies it again; --thread (or the target's \`thread\`) names one thread for every session, or "per-client" one per caller and client name, so the repeat is answered from the journal. A call's _meta may name its own ("interlock/thread"; "interlock/key" adds a caller key, "interlock/retry": true marks a retry). An identical call after one that COMMITTED is a retry or a new call by the tool's dedupe setting (docs/mcp.md, "Repeats and retries").
 
 At start it reads the server's tool list (a declared tool, query or premise the server does not have: exit 3, naming the key), and, inline, recovers this target's effects left in flight by a proxy that was killed. Over stdio it serves one client on stdin/stdout and ends when the client does; every log line goes to stderr. --http serves Streamable HTTP at http://HOST:PORT/mcp until SIGTERM or SIGINT.
 
@@ -23,6 +24,7 @@ Over HTTP, [targets.<name>.proxy_http] says who may call (docs/mcp.md, "Exposing
     '<%= config.bin %> <%= command.id %> --http 127.0.0.1:8931 --insecure-no-auth',
     '<%= config.bin %> <%= command.id %> --http 0.0.0.0:8931',
     '<%= config.bin %> <%= command.id %> --outbox --wait 60000',
+    '<%= config.bin %> <%= command.id %> --thread notes-assistant',
   ]
 
   // stdout is the MCP protocol channel: no --json envelope, nothing printed there.
@@ -39,11 +41,17 @@ Over HTTP, [targets.<name>.proxy_http] says who may call (docs/mcp.md, "Exposing
       description: 'With --http on a loopback address only: serve without authentication. Every local process, of every user, can then call through the proxy; Host and Origin are still checked.',
     }),
     outbox: Flags.boolean({ description: 'Only propose: relays decide and send (a store drained by `interlock relay`).' }),
+    thread: Flags.string({
+      helpValue: '<name>',
+      description:
+        'The thread (journal) of the calls that name none in _meta: "per-session" (each MCP session its own), "per-client" (one per caller and client name), or one thread\'s name for every session, e.g. notes-assistant. Default: the target\'s `thread`, else "per-session".',
+    }),
     wait: Flags.integer({ min: 0, max: 3_600_000, default: 30_000, description: 'With --outbox: the longest wait for a call\'s outcome, in milliseconds, before answering that it is in flight.' }),
   }
 
   async run(): Promise<void> {
     const listen = this.flags.http === undefined ? undefined : hostPort(this.flags.http)
+    const thread = this.flags.thread === undefined ? undefined : threadName(this.flags.thread)
     const config = await this.interlockConfig()
     const agentStore = config.store.kind === 'postgres' && config.store.access === 'agent'
     const interlock = await this.openInterlock()
@@ -57,7 +65,7 @@ Over HTTP, [targets.<name>.proxy_http] says who may call (docs/mcp.md, "Exposing
     try {
       // Who may call is settled before the server is started: a refusal costs nothing.
       const access = listen ? await this.httpAccess(interlock, listen.host) : undefined
-      proxy = await McpProxy.start({ interlock, target: this.flags.target, mode: this.flags.outbox || agentStore ? 'outbox' : 'inline', waitMs: this.flags.wait, log })
+      proxy = await McpProxy.start({ interlock, target: this.flags.target, mode: this.flags.outbox || agentStore ? 'outbox' : 'inline', waitMs: this.flags.wait, thread, log })
       if (!listen || !access) {
         if (!stop.signal.aborted) await proxy.serveStdio(process.stdin, process.stdout, stop.signal)
         return
@@ -87,4 +95,11 @@ function hostPort(text: string): { host: string; port: number } {
   const port = m ? Number(m[2]) : NaN
   if (!m || port > 65_535) throw new UsageError(`--http ${JSON.stringify(text)} is not HOST:PORT`, { hint: 'For example --http 127.0.0.1:8931 (port 0 picks a free one).' })
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port }
+}
+
+function threadName(text: string): string {
+  if (!NAME.test(text)) {
+    throw new UsageError(`--thread ${JSON.stringify(text)} is not a thread name`, { hint: 'Use "per-session", "per-client", or 1-200 letters, digits or ._:@/- (starting with a letter or digit), e.g. --thread notes-assistant.' })
+  }
+  return text
 }

@@ -52,7 +52,8 @@ export interface EffectSnapshot {
 }
 
 // `_` too: MCP tool names (an mcp target's actions) use it, as in `edit_file`.
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/_-]{0,199}$/
+/** A thread's, target's or action's name. */
+export const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/_-]{0,199}$/
 
 /**
  * The effect id: lowercase hex SHA-256 of the identity JSON (canonical JSON

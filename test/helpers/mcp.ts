@@ -2,8 +2,9 @@
  * The MCP parts the tests run for real: the reference servers from npm
  * (server-memory, server-filesystem, server-everything), started as child
  * processes over stdio or Streamable HTTP; the built `interlock mcp-proxy`
- * spawned by the SDK's own `Client`; and the wire (mcp-pipe.mjs) that
- * records what reached a server and plays its faults.
+ * spawned by the SDK's own `Client`; the wire (mcp-pipe.mjs) that
+ * records what reached a server and plays its faults; and a server that
+ * needs a variable to start (needs-env.mjs).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
@@ -31,6 +32,9 @@ export const SERVERS = {
 
 /** The recording, fault-playing wire in front of a stdio server. */
 export const PIPE = fileURLToPath(new URL('./mcp-pipe.mjs', import.meta.url))
+
+/** A stdio server that starts only with a given variable set (needs-env.mjs): `node NEEDS_ENV <VARIABLE> <entry> [args...]`. */
+export const NEEDS_ENV = fileURLToPath(new URL('./needs-env.mjs', import.meta.url))
 
 /** A TOML string literal. */
 export const q = (s: string) => JSON.stringify(s)

@@ -10,6 +10,7 @@
  * call's arguments (`{args.edits.0.newText}`); a string that is exactly one
  * placeholder takes the argument's value as it is (a list stays a list).
  */
+import { NAME } from '../effect.js'
 import { DURATION } from './schema-policy.js'
 import { durationMs } from './schema-common.js'
 import { mcpProxyHttp } from './schema-mcp-http.js'
@@ -142,8 +143,15 @@ export const mcpTarget = {
     env: {
       type: 'object',
       description:
-        'Environment of the server, on top of HOME, LOGNAME, PATH, SHELL, TERM and USER (nothing else of Interlock\'s environment is passed on), e.g. { API_TOKEN = "${API_TOKEN}" }.',
+        'Environment of the server, on top of HOME, LOGNAME, PATH, SHELL, TERM and USER (nothing else of Interlock\'s environment is passed on but what `env_pass` names), e.g. { API_TOKEN = "${API_TOKEN}", NODE_EXTRA_CA_CERTS = "${NODE_EXTRA_CA_CERTS}" }.',
       additionalProperties: { type: 'string', description: 'Variable value.' },
+    },
+    env_pass: {
+      type: 'array',
+      uniqueItems: true,
+      items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', patternErrorMessage: 'must be an environment variable name', description: 'A variable name.' },
+      description:
+        'Variables of Interlock\'s own environment passed on to the server as they are, when set (an unset one is left out), e.g. ["HTTPS_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS"]. Their values are not treated as secrets: pass a credential with env = { TOKEN = "${TOKEN}" }, which also refuses to start without it.',
     },
     cwd: { type: 'string', minLength: 1, description: 'Working folder of the server; relative to the folder of this config file. Default: that folder.' },
     url: {
@@ -156,6 +164,13 @@ export const mcpTarget = {
       type: 'object',
       description: 'Request headers for `url`, e.g. Authorization = "Bearer ${MCP_TOKEN}".',
       additionalProperties: { type: 'string', description: 'Header value.' },
+    },
+    thread: {
+      type: 'string',
+      pattern: NAME.source,
+      patternErrorMessage: 'must be "per-session", "per-client", or a thread name of 1-200 letters, digits or ._:@/-',
+      description:
+        'The thread (journal) of `interlock mcp-proxy`\'s calls that name none in _meta: "per-session" (default): each MCP session its own, so a host that restarts and repeats a call applies it again; "per-client": one per caller and client name (clientInfo.name), so a repeated call after a restart is answered from the journal, and so is a deliberate repeat in another conversation, by the tool\'s `dedupe`; any other name: that one thread for every session. --thread overrides it.',
     },
     timeout_ms: durationMs('Longest wait for one answer of the server (a tool call, a read, a query), in milliseconds; past it the call\'s outcome is unknown and its tier decides. Default 60000.'),
     connect_timeout_ms: durationMs('Longest wait to start or reach the server and initialize the session, in milliseconds. Default 10000.'),
@@ -176,6 +191,6 @@ export const mcpTarget = {
   },
   // A stdio server or an HTTP one: the other's keys would be silently unused.
   if: { required: ['url'] },
-  then: { properties: { command: false, args: false, env: false, cwd: false } },
+  then: { properties: { command: false, args: false, env: false, env_pass: false, cwd: false } },
   else: { required: ['command'], properties: { headers: false } },
 } as const

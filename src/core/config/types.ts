@@ -196,10 +196,14 @@ export interface McpTargetConfig {
   command?: string
   args: string[]
   env: Record<string, string>
+  /** Names of variables of Interlock's own environment passed on to the server as they are, when set. */
+  envPass: string[]
   /** Absolute, resolved against the config file's folder (default: that folder). */
   cwd?: string
   url?: string
   headers: Record<string, string>
+  /** The default thread of a proxy session: "per-session" (default), "per-client", or one thread's name. */
+  thread: string
   /** One answer of the server (default 60000). */
   timeoutMs: number
   /** Start or reach the server and initialize (default 10000). */

@@ -109,7 +109,7 @@ export class CallDesk {
       } catch (e) {
         return refusal(e, interlock)
       }
-      return answerOf({ outcome, tool, target: target.name, live, scrub: (t) => interlock.scrub(t) })
+      return answerOf({ outcome, tool, target: target.name, live, scrub: (t) => interlock.scrub(t), outputSchema: target.declaresOutput(tool) })
     } finally {
       unbind()
     }

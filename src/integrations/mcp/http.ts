@@ -15,6 +15,12 @@
  * credentials. Nothing refused reaches a session, the journal or the server.
  * With OAuth, the protected resource metadata is served at
  * /.well-known/oauth-protected-resource (and .../mcp), past the Host check.
+ *
+ * A request of the server's goes to the client on its GET stream (the SDK's
+ * transport sends it nowhere else, and drops it when that stream is not
+ * open): GetStream tells the session whether one is, so that the server's
+ * request to a client without one is refused (after a short grace: a client
+ * opens it right after it has initialized) instead of left unanswered.
  */
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -25,6 +31,7 @@ import { METADATA_PATH, resourceOf, type Resource } from './http-auth.js'
 import { HostGuard } from './http-guard.js'
 import { UNAUTHENTICATED, type Principal } from './principal.js'
 import type { McpProxy } from './proxy.js'
+import type { ClientReach } from './session.js'
 
 export const MCP_PATH = '/mcp'
 
@@ -39,6 +46,7 @@ export interface HttpListener {
 interface Session {
   transport: StreamableHTTPServerTransport
   principal: Principal
+  stream: GetStream
 }
 
 export async function serveHttp(proxy: McpProxy, host: string, port: number, log: (line: string) => void, access: HttpAccess): Promise<HttpListener> {
@@ -71,16 +79,18 @@ export async function serveHttp(proxy: McpProxy, host: string, port: number, log
       // The spec's answer to a session the server does not know: 404, and the client starts a new one.
       // Another principal's session is one this caller does not know.
       if (!known || known.principal.id !== who.principal.id) return refuse(res, 404, 'session not found')
+      if (req.method === 'GET') known.stream.watch(res)
       return known.transport.handleRequest(req, res)
     }
     if (req.method !== 'POST') return refuse(res, 400, 'no Mcp-Session-Id: start with an initialize request')
     const id = randomUUID()
+    const stream = new GetStream()
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
-      onsessioninitialized: () => void sessions.set(id, { transport, principal: who.principal }),
+      onsessioninitialized: () => void sessions.set(id, { transport, principal: who.principal, stream }),
       onsessionclosed: () => void sessions.delete(id),
     })
-    void proxy.serve(transport, id, who.principal).finally(() => sessions.delete(id))
+    void proxy.serve(transport, id, who.principal, stream).finally(() => sessions.delete(id))
     await transport.handleRequest(req, res)
   }
 
@@ -112,4 +122,31 @@ export async function serveHttp(proxy: McpProxy, host: string, port: number, log
 
 function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
+}
+
+/**
+ * A session's GET streams (the spec allows one at a time; a client may open
+ * another after one broke): open from the moment the transport has answered
+ * 200 until the response ends.
+ */
+class GetStream implements ClientReach {
+  private readonly responses = new Set<ServerResponse>()
+
+  watch(res: ServerResponse): void {
+    this.responses.add(res)
+    res.once('close', () => this.responses.delete(res))
+  }
+
+  get open(): boolean {
+    return [...this.responses].some((r) => r.headersSent && r.statusCode === 200 && !r.writableEnded && !r.destroyed)
+  }
+
+  async whenReachable(ms: number): Promise<boolean> {
+    const end = Date.now() + ms
+    while (!this.open) {
+      if (Date.now() >= end) return false
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    return true
+  }
 }

@@ -5,8 +5,9 @@
  * 2025-06-18/basic#general-fields), so these are all `interlock/…`.
  *
  * On a call (all optional):
- * - `interlock/thread`: the journal the call belongs to (default: one per MCP
- *   session, `mcp/<target>/<session>`). A host that restarts and replays its
+ * - `interlock/thread`: the journal the call belongs to (default: the
+ *   target's `thread` or --thread, session.ts: one per MCP session,
+ *   `mcp/<target>/<session>`, unless set otherwise). A host that restarts and replays its
  *   conversation passes the same thread, so the same calls get the same
  *   effect ids and are answered from the journal.
  * - `interlock/key`: a caller key, part of the effect id: two calls with the

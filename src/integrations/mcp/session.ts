@@ -13,9 +13,14 @@
  * - server → client: requests (sampling, elicitation, roots/list, ping) and
  *   notifications (list_changed, resources/updated, log messages) are passed
  *   on to the client.
- * - capabilities: the server session declares the client's; the client is
- *   told the server's (PrimedTransport), except `tasks`: a task-augmented
- *   call would bypass the journal, so the proxy does not offer tasks.
+ * - capabilities: the server session declares the client's (so roots only
+ *   when the client has them to give); the client is told the server's
+ *   (PrimedTransport), except `tasks`: a task-augmented call would bypass the
+ *   journal, so the proxy does not offer tasks.
+ * - a request of the server's that the client cannot be sent (over
+ *   Streamable HTTP, a client with no GET stream open within REACH_GRACE_MS)
+ *   is answered with an error, rather than left for the server to wait out
+ *   its timeout.
  *
  * A call of a tool whose tier is 1, 2 or 3 goes to the CallDesk (calls.ts).
  * A journaled call cannot be cancelled once proposed: the spec lets a
@@ -44,6 +49,7 @@ import { UpstreamLink, type McpTarget, type Read } from '../../core/targets/mcp/
 import type { CallDesk } from './calls.js'
 import { PrimedTransport } from './primed-transport.js'
 import { readCallMeta, THREAD_META } from './meta.js'
+import type { Principal } from './principal.js'
 import type { ThreadReads } from './reads.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
@@ -55,6 +61,52 @@ export interface SessionDeps {
   /** Every call waits for this (the proxy's recovery at start). */
   ready: Promise<void>
   log: (line: string) => void
+  /** How the default thread of a session is chosen (defaultThreadName). */
+  thread: ThreadChoice
+}
+
+/**
+ * Whether a request of the server's can reach the client now. Over stdio it
+ * always can; over Streamable HTTP only on the client's GET stream, and the
+ * SDK's transport drops what it cannot send there without a word.
+ */
+export interface ClientReach {
+  /** True once the client can be sent a request; false if it cannot within `ms`. */
+  whenReachable(ms: number): Promise<boolean>
+}
+
+/** Who the session is with: its id, its principal, and (HTTP) whether it can be sent requests. */
+export interface SessionPeer {
+  sessionId: string
+  principal: Principal
+  reach?: ClientReach
+}
+
+/**
+ * How long a request of the server's waits for the client to be able to take
+ * it: an HTTP client opens its GET stream right after it has initialized, and
+ * a server such as server-filesystem asks for roots at that very moment.
+ */
+const REACH_GRACE_MS = 2_000
+
+/** "per-session", "per-client", or the name of one thread for every session. */
+export type ThreadChoice = string
+
+/**
+ * The thread a session's calls go to when they name none
+ * (`_meta["interlock/thread"]`):
+ * - "per-session" (the default): `mcp/<target>/<session id>`, its own;
+ * - "per-client": `mcp/<target>/<principal>/<client name>` (the name the
+ *   client gives in `initialize`), shared by every session of the same caller
+ *   and host, so a host that restarts and repeats a call gets the first's answer;
+ * - any other name: that thread, for every session.
+ * Characters a thread name cannot hold (effect.ts) become "-".
+ */
+export function defaultThreadName(choice: ThreadChoice, target: string, peer: SessionPeer, client: Implementation | undefined): string {
+  if (choice === 'per-session') return `mcp/${target}/${peer.sessionId}`
+  if (choice !== 'per-client') return choice
+  const name = `mcp/${target}/${peer.principal.id}/${client?.name || 'unnamed-client'}`
+  return name.replace(/[^A-Za-z0-9._:@/-]/g, '-').slice(0, 200)
 }
 
 export class ProxySession {
@@ -66,23 +118,20 @@ export class ProxySession {
   /** Resolves once the client has initialized: what the server says or asks before then waits for it. */
   private readonly clientReady: Promise<void>
   private ready!: () => void
-  private defaultThread: string
+  /** Known once the client has said who it is (its `initialize`). */
+  private defaultThread!: string
 
   constructor(
     private readonly deps: SessionDeps,
     transport: Transport,
-    /** Names the session's default thread (`mcp/<target>/<id>`). */
-    sessionId: string,
+    private readonly peer: SessionPeer,
   ) {
     this.primed = new PrimedTransport(transport)
-    this.defaultThread = `mcp/${deps.target.name}/${sessionId}`
     this.done = new Promise((resolve) => (this.finish = resolve))
     this.clientReady = new Promise((resolve) => (this.ready = resolve))
     let caps: ClientCapabilities = {}
     let clientInfo: Implementation | undefined
-    this.link = new UpstreamLink(
-      deps.target.config,
-      deps.target.where,
+    this.link = deps.target.link(
       {
         get capabilities() {
           return caps
@@ -111,6 +160,7 @@ export class ProxySession {
     if (!first) return this.close()
     const params = (first.method === 'initialize' ? first.params : undefined) as { capabilities?: ClientCapabilities; clientInfo?: Implementation } | undefined
     this.mirror(params?.capabilities ?? {}, params?.clientInfo)
+    this.defaultThread = defaultThreadName(this.deps.thread, this.deps.target.name, this.peer, params?.clientInfo)
     let conn
     try {
       conn = await this.link.get()
@@ -183,6 +233,10 @@ export class ProxySession {
 
   private async toClient(request: JSONRPCRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
     await this.clientReady
+    if (this.peer.reach && !(await this.peer.reach.whenReachable(REACH_GRACE_MS))) {
+      // A plain Error: the SDK answers it as InternalError (-32603) with this message, unprefixed.
+      throw new Error(`the client cannot be sent ${request.method} now: it has no stream open for the server's requests (Streamable HTTP: no GET stream)`)
+    }
     return this.server!.request({ method: request.method, params: request.params } as ServerRequest, ResultSchema, { signal })
   }
 
