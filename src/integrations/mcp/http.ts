@@ -92,6 +92,8 @@ export async function serveHttp(proxy: McpProxy, host: string, port: number, log
     })
     void proxy.serve(transport, id, who.principal, stream).finally(() => sessions.delete(id))
     await transport.handleRequest(req, res)
+    // Anything but an initialize (the transport answered 400) began no session: the proxy session waiting for one ends here.
+    if (transport.sessionId === undefined) await transport.close()
   }
 
   function metadata(req: IncomingMessage, res: ServerResponse, resource: Resource): void {
