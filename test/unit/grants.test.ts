@@ -27,7 +27,7 @@ describe('grantsSql', () => {
   it('gives the relay its column-wise writes, the lease sequence and the append and claim functions; never INSERT on effects or journals', () => {
     expect(grantsTo(sql, 'relay')).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "relay";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "relay";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "relay";',
       'GRANT INSERT ON "ops".journal_records TO "relay";',
       'GRANT UPDATE (head_seq, head_hash) ON "ops".journals TO "relay";',
       'GRANT UPDATE (state, last_seq, detail, updated_at, lease_relay, lease_token, lease_expires) ON "ops".effects TO "relay";',
@@ -42,7 +42,7 @@ describe('grantsSql', () => {
     const operator = grantsTo(sql, 'ops_team')
     expect(operator).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "ops_team";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "ops_team";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "ops_team";',
       'GRANT INSERT ON "ops".journal_records TO "ops_team";',
       'GRANT INSERT (journal, head_seq, head_hash), UPDATE (head_seq, head_hash) ON "ops".journals TO "ops_team";',
       'GRANT INSERT (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at), UPDATE (state, last_seq, detail, updated_at) ON "ops".effects TO "ops_team";',
@@ -56,7 +56,7 @@ describe('grantsSql', () => {
   it('gives the read-only role SELECT on the tables, and checks it holds no more', () => {
     expect(grantsTo(sql, 'auditor')).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "auditor";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "auditor";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "auditor";',
     ])
   })
 
@@ -64,7 +64,7 @@ describe('grantsSql', () => {
     const pruner = grantsTo(sql, 'janitor')
     expect(pruner).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "janitor";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "janitor";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "janitor";',
       'GRANT DELETE ON "ops".journal_records, "ops".effects TO "janitor";',
       'GRANT INSERT ON "ops".checkpoints TO "janitor";',
       'GRANT INSERT, UPDATE ON "ops".journal_bases TO "janitor";',

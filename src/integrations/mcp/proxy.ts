@@ -61,7 +61,7 @@ export class McpProxy {
       })
     }
     const premiseTools = new Set(Object.values(target.config.tools).flatMap((t) => t.restsOn.map((r) => r.tool)))
-    const reads = new ThreadReads(premiseTools)
+    const reads = new ThreadReads(premiseTools, o.interlock.store, target.name)
     const desk = new CallDesk({ interlock: o.interlock, target, mode: o.mode, waitMs: o.waitMs ?? 30_000, reads, log: o.log })
     // Recovery goes through the target's own session; then it is ended: clients' calls go through their own.
     const ready = (o.mode === 'inline' ? recoverTarget(o.interlock, target, o.log) : Promise.resolve()).then(() => target.idle())
@@ -94,7 +94,7 @@ export class McpProxy {
 
   /** Serves one client's session on a transport (a stdio pipe, or one Streamable HTTP session), as `principal`. */
   async serve(transport: Transport, sessionId: string, principal: Principal): Promise<void> {
-    const session = new ProxySession({ target: this.target, desk: this.desk, reads: this.reads, ready: this.ready, log: this.log }, transport, sessionId)
+    const session = new ProxySession({ target: this.target, desk: this.desk, reads: this.reads, ready: this.ready, log: this.log }, transport, sessionId, principal)
     this.sessions.add(session)
     try {
       await session.run()

@@ -47,7 +47,7 @@ const LEASE_COLUMNS = ['lease_relay', 'lease_token', 'lease_expires']
 /** What a proposal through append() writes; proposed_by is left to its default (the database role that writes). */
 const EFFECT_INSERT_COLUMNS = ['id', 'journal', 'thread', 'target', 'action', 'tier', 'effect', 'state', 'last_seq', 'detail', 'created_at', 'updated_at']
 const HEAD_COLUMNS = ['head_seq', 'head_hash']
-const READABLE = ['schema_migrations', 'effects', 'journal_records', 'journals', 'relays', 'checkpoints', 'journal_bases']
+const READABLE = ['schema_migrations', 'effects', 'journal_records', 'journals', 'relays', 'checkpoints', 'journal_bases', 'thread_reads']
 const APPEND_FUNCTIONS = ['append', 'append_chain', 'append_chains', 'append_each', 'append_step']
 const AGENT_READS = ['schema_migrations', 'own_effects', 'own_records', 'own_thread_reads']
 /** What the MCP gateway keeps of its callers' reads, per database role (0006_callers.sql). */
