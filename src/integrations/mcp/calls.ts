@@ -63,7 +63,7 @@ const DEFAULT_DEDUPE = { dedupe: DEFAULTS.mcpDedupe, dedupeWindowMs: parseDurati
 
 export class CallDesk {
   private readonly inflight = new Map<string, Promise<JsonObject>>()
-  /** Caller keys of calls in progress here (keyScope → effect id): a key's other call is refused before it is journaled. */
+  /** Caller keys of calls in progress here (principal, thread, target and key → effect id): a key's other call is refused before it is journaled. */
   private readonly keysInFlight = new Map<string, string>()
   private readonly now: () => number
 
