@@ -50,10 +50,10 @@ export function stdioServer(entry: string, args: string[] = [], pipe?: { log: st
   return `command = ${q(process.execPath)}\nargs = [${argv.map(q).join(', ')}]\n${Object.keys(env).length ? `env = { ${Object.entries(env).map(([k, v]) => `${k} = ${q(v)}`).join(', ')} }\n` : ''}`
 }
 
-/** Each tools/call that reached the server through the wire: tool and effect id. */
-export function wireLog(file: string): { tool: string; effect: string | null }[] {
+/** Each tools/call that reached the server through the wire: tool, effect id, and the whole `_meta` it came with. */
+export function wireLog(file: string): { tool: string; effect: string | null; meta: Record<string, unknown> | null }[] {
   if (!existsSync(file)) return []
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool: string; effect: string | null })
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool: string; effect: string | null; meta: Record<string, unknown> | null })
 }
 
 /** How many calls of one effect reached the server. */

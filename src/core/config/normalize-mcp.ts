@@ -31,6 +31,8 @@ export function normalizeMcp(raw: Table, dir: string): McpTargetConfig {
     target.cwd = isAbsolute(cwd) ? cwd : resolve(dir, cwd)
   }
   if (typeof raw.url === 'string') target.url = raw.url
+  if (Array.isArray(raw.allow)) target.allow = [...(raw.allow as string[])]
+  if (Array.isArray(raw.deny)) target.deny = [...(raw.deny as string[])]
   for (const [name, tool] of Object.entries((raw.tools as Record<string, Table> | undefined) ?? {})) target.tools[name] = normalizeTool(tool)
   if (raw.proxy_http !== undefined) target.proxyHttp = normalizeProxyHttp(raw.proxy_http as Table)
   return target
@@ -60,6 +62,8 @@ function normalizeTool(raw: Table): McpToolConfig {
     dedupeWindowMs: parseDuration((raw.dedupe_window as string | undefined) ?? DEFAULTS.mcpDedupeWindow),
   }
   if (typeof raw.key_arg === 'string') tool.keyArg = raw.key_arg
+  if (Array.isArray(raw.allow)) tool.allow = [...(raw.allow as string[])]
+  if (Array.isArray(raw.deny)) tool.deny = [...(raw.deny as string[])]
   const mark = raw.mark as Table | undefined
   if (mark) tool.mark = { path: mark.path as string, value: mark.value as string }
   const query = raw.query as Table | undefined

@@ -33,6 +33,17 @@ const argsTemplate = (description: string) =>
     additionalProperties: { description: 'An argument of the read: a value, or a template such as "{args.path}".' },
   }) as const
 
+const principals = (description: string) =>
+  ({
+    type: 'array',
+    items: { type: 'string', minLength: 1, maxLength: 300, description: 'A principal, e.g. "token:ci-bot", or a prefix ending in *, e.g. "oauth:https://id.example.com#*".' },
+    description,
+  }) as const
+
+const ALLOW =
+  'Principals who may call {what} through `interlock mcp-proxy`: "user:<login>" (stdio: the OS user the proxy runs as), "token:<name>" (a static bearer token), "oauth:<issuer>#<subject>" (an OAuth access token); a trailing * matches every principal that starts with what precedes it ("token:*"). Anyone else\'s call is refused with a tool error naming the principal and this key, before anything is journaled or sent. Default: anyone.'
+const DENY = 'Principals who may not call {what}, whatever `allow` says (same forms). Their calls are refused with a tool error naming the principal and this key, before anything is journaled or sent.'
+
 const read = {
   type: 'object',
   additionalProperties: false,
@@ -114,6 +125,8 @@ const tool = {
       patternErrorMessage: 'must be a whole number followed by ms, s, m, h or d, e.g. "10m"',
       description: 'With dedupe = "window": how long after the first committed an identical call is a retry. Default "10m".',
     },
+    allow: principals(ALLOW.replace('{what}', 'this tool (reads too); the target\'s own `allow` and `deny` apply as well')),
+    deny: principals(DENY.replace('{what}', 'this tool')),
   },
   allOf: [
     // Tier 2 is defined by its query; elsewhere a query would be silently unused.
@@ -181,6 +194,8 @@ export const mcpTarget = {
       description:
         'Largest tool result (as JSON) journaled with COMMITTED, in bytes, so a retried call gets it back without calling the server again. A larger one is journaled as its size and digest, and a retry is told so. Default 65536.',
     },
+    allow: principals(ALLOW.replace('{what}', 'any tool of this server (reads too); a tool\'s own `allow` and `deny` apply as well')),
+    deny: principals(DENY.replace('{what}', 'any tool of this server')),
     tools: {
       type: 'object',
       description: 'Tools declared by name, as [targets.<name>.tools.<tool>] tables; every other tool takes its tier from its annotations.',

@@ -188,6 +188,10 @@ export interface McpToolConfig {
   dedupe: 'window' | 'always' | 'marked'
   /** dedupe = "window": how long after the first committed (default 10 minutes). */
   dedupeWindowMs: number
+  /** Principals who may call this tool through the proxy (patterns: core/principal-pattern.ts); undefined: anyone the target allows. */
+  allow?: string[]
+  /** Principals who may not, whatever `allow` says. */
+  deny?: string[]
 }
 
 /** An MCP server (tier per tool): stdio `command`, or Streamable HTTP `url`. */
@@ -210,6 +214,10 @@ export interface McpTargetConfig {
   connectTimeoutMs: number
   /** Largest result journaled with COMMITTED (default 65536). */
   maxResultBytes: number
+  /** Principals who may call any tool through the proxy (patterns: core/principal-pattern.ts); undefined: anyone. */
+  allow?: string[]
+  /** Principals who may call none. */
+  deny?: string[]
   tools: Record<string, McpToolConfig>
   /** [targets.<name>.proxy_http]: who may call `mcp-proxy --http`, from where. */
   proxyHttp?: McpProxyHttpConfig
@@ -344,6 +352,8 @@ export interface PolicyRuleConfig {
   target?: string
   action?: string
   tier?: Tier
+  /** Only effects asked for by this principal (core/principal-pattern.ts: exact, or a prefix ending in `*`). */
+  principal?: string
   /** All must hold (empty: the rule holds every effect it matches). */
   when: PolicyCondition[]
   /** Distinct trusted operators needed to release (default 1). */

@@ -64,7 +64,7 @@ export class McpProxy {
       })
     }
     const premiseTools = new Set(Object.values(target.config.tools).flatMap((t) => t.restsOn.map((r) => r.tool)))
-    const reads = new ThreadReads(premiseTools)
+    const reads = new ThreadReads(premiseTools, o.interlock.store, target.name)
     const desk = new CallDesk({ interlock: o.interlock, target, mode: o.mode, waitMs: o.waitMs ?? 30_000, reads, log: o.log })
     // Recovery goes through the target's own session; then it is ended: clients' calls go through their own.
     const ready = (o.mode === 'inline' ? recoverTarget(o.interlock, target, o.log) : Promise.resolve()).then(() => target.idle())

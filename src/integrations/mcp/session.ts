@@ -22,6 +22,9 @@
  *   is answered with an error, rather than left for the server to wait out
  *   its timeout.
  *
+ * Every session is served as one principal (principal.ts): a tools/call of
+ * a tool the target's `allow` / `deny` keep it from is refused first
+ * (access.ts); what its reads answered is kept under its name (reads.ts).
  * A call of a tool whose tier is 1, 2 or 3 goes to the CallDesk (calls.ts).
  * A journaled call cannot be cancelled once proposed: the spec lets a
  * receiver ignore a cancellation for a request that "cannot be cancelled"
@@ -34,6 +37,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   ErrorCode,
+  McpError,
   ResultSchema,
   type ClientCapabilities,
   type Implementation,
@@ -46,6 +50,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { JsonObject } from '../../core/canonical-json.js'
 import { UpstreamLink, type McpTarget, type Read } from '../../core/targets/mcp/index.js'
+import { accessRefusal } from './access.js'
 import type { CallDesk } from './calls.js'
 import { PrimedTransport } from './primed-transport.js'
 import { readCallMeta, THREAD_META } from './meta.js'
@@ -53,6 +58,7 @@ import type { Principal } from './principal.js'
 import type { ThreadReads } from './reads.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+type ToolCall = { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown>; idempotencyKey?: unknown }
 
 export interface SessionDeps {
   target: McpTarget
@@ -198,12 +204,19 @@ export class ProxySession {
     const token = (params?._meta as { progressToken?: string | number } | undefined)?.progressToken
     const onprogress = token === undefined ? undefined : (p: Progress) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } } as ServerNotification)
     if (request.method === 'tools/call') {
-      const call = params as { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
+      const call = params as ToolCall
+      const refused = accessRefusal(this.deps.target.name, this.deps.target.config, call.name, this.peer.principal)
+      if (refused) {
+        this.deps.log(`${call.name}: refused: ${refused}`)
+        return { content: [{ type: 'text', text: `interlock: refused, nothing was sent: ${refused}.` }], isError: true }
+      }
       await this.deps.ready
       const decision = this.deps.target.decision(call.name)
-      if (decision && decision.tier !== 'read') return this.deps.desk.call(call, { link: this.link, defaultThread: this.defaultThread, onprogress, read: (r) => this.read(r) })
+      if (decision && decision.tier !== 'read') {
+        return this.deps.desk.call(call, { link: this.link, defaultThread: this.defaultThread, principal: this.peer.principal, onprogress, read: (r) => this.read(r) })
+      }
       const result = await this.forward(request.method, params, extra.signal, onprogress)
-      this.remember(call, result)
+      await this.remember(call, result)
       return result
     }
     return this.forward(request.method, params, extra.signal, onprogress)
@@ -214,8 +227,14 @@ export class ProxySession {
     return conn.request(method, params, { signal, onprogress })
   }
 
-  /** A read tool's answer, kept for the thread when some tool rests on that read. */
-  private remember(call: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, result: Record<string, unknown>): void {
+  /**
+   * A read tool's answer, kept for the caller's thread when some tool rests
+   * on that read, before the client gets it: a write it decides on is
+   * checked against it, whichever proxy serves the write. Not kept, the
+   * premise would silently become what the write's proposal reads, so a
+   * store that cannot keep it fails the read.
+   */
+  private async remember(call: ToolCall, result: Record<string, unknown>): Promise<void> {
     if (!this.deps.reads.keeps(call.name)) return
     let thread = this.defaultThread
     try {
@@ -223,7 +242,12 @@ export class ProxySession {
     } catch {
       return
     }
-    this.deps.reads.remember(thread, { tool: call.name, args: (call.arguments ?? {}) as JsonObject }, result as JsonObject)
+    try {
+      await this.deps.reads.remember({ principal: this.peer.principal.id, thread }, { tool: call.name, args: (call.arguments ?? {}) as JsonObject }, result as JsonObject)
+    } catch (e) {
+      this.deps.log(`${call.name}: could not keep what it answered for premises: ${(e as Error).message}`)
+      throw new McpError(ErrorCode.InternalError, `interlock mcp-proxy: the journal could not keep what ${call.name} answered, so a write resting on it could not be checked; read again: ${(e as Error).message}`)
+    }
   }
 
   private async read(r: Read): Promise<JsonObject> {

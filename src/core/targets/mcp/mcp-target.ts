@@ -9,7 +9,11 @@
  * call sends is the journaled arguments, plus, where declared, the effect id
  * in `key_arg` (tier 1: the server deduplicates on it) or at `mark` (a marker
  * a tier-2 `query` finds again), and `_meta["interlock/effect"]` = the
- * effect id on every call, for servers that can use it.
+ * effect id on every call, for servers that can use it. An effect that
+ * carries a W3C trace context sends it as `_meta.traceparent` /
+ * `tracestate`, so the server's span joins the trace of the call that asked
+ * (the proxy's client's own `_meta`, when the call is made for it, goes on
+ * as it came).
  *
  * Connections: the target opens its own session with the server when it
  * first needs one (a relay, recovery, `interlock check`). The proxy binds
@@ -215,7 +219,7 @@ export class McpTarget implements EffectTarget {
       throw new DispatchFault('refused', `${where}: ${(e as Error).message}`, { cause: e })
     }
     const conn = await this.session(route, where)
-    const params = { name: effect.action, arguments: args, _meta: { ...route?.meta, [EFFECT_META]: effect.id } }
+    const params = { name: effect.action, arguments: args, _meta: { ...effect.trace, ...route?.meta, [EFFECT_META]: effect.id } }
     // The last word before the request is written (targets/fence.ts): the SDK writes it within request().
     passFence(ctx.fence, where)
     let result: JsonObject
