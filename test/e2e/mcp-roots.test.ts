@@ -91,7 +91,7 @@ describe('roots', () => {
 describe('Streamable HTTP', () => {
   it('a client that opens its GET stream once initialized gets the server\'s roots/list on it', async () => {
     const { dir, files } = filesConfig()
-    const proxy = await proxyOverHttp({ cwd: dir })
+    const proxy = await proxyOverHttp({ cwd: dir, args: ['--insecure-no-auth'] })
     try {
       const client = await httpClient(proxy.url, {
         capabilities: { roots: {} },
@@ -111,7 +111,7 @@ describe('Streamable HTTP', () => {
 
   it('a client with no GET stream: the server\'s roots/list is refused at once, not left to its 60 s timeout', async () => {
     const { dir } = filesConfig()
-    const proxy = await proxyOverHttp({ cwd: dir })
+    const proxy = await proxyOverHttp({ cwd: dir, args: ['--insecure-no-auth'] })
     try {
       const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
       const init = await fetch(proxy.url, {
