@@ -8,9 +8,10 @@ export function effectLines(d: EffectDetails): string[] {
     `Target   ${d.effect.target} (tier ${d.tier})`,
     `Action   ${d.effect.action}`,
     `Thread   ${d.effect.thread}`,
-    `Args     ${JSON.stringify(d.effect.args)}`,
-    `Premises ${JSON.stringify(d.effect.premises)}`,
   ]
+  if (d.effect.principal !== undefined) lines.push(`Principal ${d.effect.principal}`)
+  lines.push(`Args     ${JSON.stringify(d.effect.args)}`, `Premises ${JSON.stringify(d.effect.premises)}`)
+  if (d.effect.trace !== undefined) lines.push(`Trace    ${d.effect.trace.traceparent}${d.effect.trace.tracestate ? ` (tracestate ${d.effect.trace.tracestate})` : ''}`)
   if (d.amount !== undefined) lines.push(`Amount   ${d.amount}`)
   if (d.rule !== undefined) lines.push(`Held by  rule "${d.rule}"${d.ruleReason ? `: ${d.ruleReason}` : ''}`)
   if (d.compensates !== undefined) lines.push(`Compensates ${d.compensates}`)

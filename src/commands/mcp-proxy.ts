@@ -1,7 +1,9 @@
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
+import { NAME } from '../core/effect.js'
 import { UsageError } from '../core/errors.js'
-import { McpProxy, serveHttp } from '../integrations/mcp/index.js'
+import type { Interlock } from '../core/interlock.js'
+import { httpAccess, McpProxy, mcpTargetOf, serveHttp, type HttpAccess } from '../integrations/mcp/index.js'
 
 export default class McpProxyCommand extends BaseCommand<typeof McpProxyCommand> {
   static override summary = 'Stand in front of an MCP server: side-effecting tool calls go through the gate, everything else passes through.'
@@ -9,15 +11,22 @@ export default class McpProxyCommand extends BaseCommand<typeof McpProxyCommand>
 
 A call of a tool whose tier is 1, 2 or 3 (declared under [targets.<name>.tools.<tool>], else from its annotations: readOnlyHint is read, idempotentHint is tier 1, anything else tier 3) is journaled and goes through the gate: policy holds, premises (rests_on: what the agent read is read again right before sending; changed, the call is REJECTED), dispatch by tier, recovery. The client gets the server's own result once COMMITTED (from the journal if the call was made before), the server's own error if FAILED, and a tool error saying what to do if HELD (the effect id and the release command), REJECTED (what changed), AMBIGUOUS (an operator must resolve it) or still in flight. Calls of read tools are forwarded, not journaled.
 
-Threads: one journal per MCP session, unless the call's _meta names one ("interlock/thread"; "interlock/key" adds a caller key, "interlock/retry": true marks a retry). An identical call after one that COMMITTED is a retry or a new call by the tool's dedupe setting (docs/mcp.md, "Repeats and retries").
+Callers: every call is made as a principal (over stdio the OS user the proxy runs as, user:<login>; over HTTP what its credentials prove, token:<name> or oauth:<issuer>#<subject>), journaled with its effect and part of its id, so one caller never joins, replays or reads another's effects; [targets.<name>] allow / deny (and each tool's) refuse a principal's calls before anything is journaled, and policy rules may match a principal.
+
+Threads: one journal per MCP session by default, so a host that restarts and repeats a call applies it again; --thread (or the target's \`thread\`) names one thread for every session, or "per-client" one per caller and client name, so the repeat is answered from the journal. A call's _meta may name its own ("interlock/thread"; "interlock/key" or SEP-3182's idempotencyKey adds a caller key, which names one call: the same key with other arguments is refused; "interlock/retry": true marks a retry). An identical call after one that COMMITTED is a retry or a new call by the tool's dedupe setting (docs/mcp.md, "Repeats and retries"). A W3C traceparent / tracestate in _meta goes on to the server and is journaled with the effect.
 
 At start it reads the server's tool list (a declared tool, query or premise the server does not have: exit 3, naming the key), and, inline, recovers this target's effects left in flight by a proxy that was killed. Over stdio it serves one client on stdin/stdout and ends when the client does; every log line goes to stderr. --http serves Streamable HTTP at http://HOST:PORT/mcp until SIGTERM or SIGINT.
+
+Over HTTP, [targets.<name>.proxy_http] says who may call (docs/mcp.md, "Exposing the proxy over HTTP"). A request whose Host is not allowed, or whose Origin is present and not allowed, is refused 403 (DNS rebinding): on a loopback address localhost, 127.0.0.1 and [::1] at the bound port are allowed; on any other address allowed_hosts must list the names clients use. Callers authenticate with Authorization: Bearer: a static token ([[targets.<name>.proxy_http.tokens]], principal token:<name>) or an OAuth access token ([targets.<name>.proxy_http.oauth], principal oauth:<iss>#<sub>; metadata at /.well-known/oauth-protected-resource). A session belongs to the principal that initialized it. Without authentication configured --http does not start, unless bound to a loopback address with --insecure-no-auth.
 
 --outbox only proposes: relays (\`interlock relay\`) decide and send, and a call is answered with what its effect came to within --wait (a PostgreSQL store with access = "agent" is always used so).`
   static override examples = [
     '<%= config.bin %> <%= command.id %> --config /etc/interlock/notes.toml',
     '<%= config.bin %> <%= command.id %> --target memory --http 127.0.0.1:8931',
+    '<%= config.bin %> <%= command.id %> --http 127.0.0.1:8931 --insecure-no-auth',
+    '<%= config.bin %> <%= command.id %> --http 0.0.0.0:8931',
     '<%= config.bin %> <%= command.id %> --outbox --wait 60000',
+    '<%= config.bin %> <%= command.id %> --thread notes-assistant',
   ]
 
   // stdout is the MCP protocol channel: no --json envelope, nothing printed there.
@@ -25,13 +34,26 @@ At start it reads the server's tool list (a declared tool, query or premise the 
 
   static override flags = {
     target: Flags.string({ char: 't', helpValue: '<name>', description: 'The [targets.<name>] of type "mcp" to stand in front of. Default: the only one.' }),
-    http: Flags.string({ helpValue: '<host:port>', description: 'Serve Streamable HTTP at http://<host:port>/mcp instead of stdio (port 0: any free port).' }),
+    http: Flags.string({
+      helpValue: '<host:port>',
+      description: 'Serve Streamable HTTP at http://<host:port>/mcp instead of stdio (port 0: any free port). Callers authenticate as [targets.<name>.proxy_http] says.',
+    }),
+    'insecure-no-auth': Flags.boolean({
+      dependsOn: ['http'],
+      description: 'With --http on a loopback address only: serve without authentication. Every local process, of every user, can then call through the proxy; Host and Origin are still checked.',
+    }),
     outbox: Flags.boolean({ description: 'Only propose: relays decide and send (a store drained by `interlock relay`).' }),
+    thread: Flags.string({
+      helpValue: '<name>',
+      description:
+        'The thread (journal) of the calls that name none in _meta: "per-session" (each MCP session its own), "per-client" (one per caller and client name), or one thread\'s name for every session, e.g. notes-assistant. Default: the target\'s `thread`, else "per-session".',
+    }),
     wait: Flags.integer({ min: 0, max: 3_600_000, default: 30_000, description: 'With --outbox: the longest wait for a call\'s outcome, in milliseconds, before answering that it is in flight.' }),
   }
 
   async run(): Promise<void> {
     const listen = this.flags.http === undefined ? undefined : hostPort(this.flags.http)
+    const thread = this.flags.thread === undefined ? undefined : threadName(this.flags.thread)
     const config = await this.interlockConfig()
     const agentStore = config.store.kind === 'postgres' && config.store.access === 'agent'
     const interlock = await this.openInterlock()
@@ -43,12 +65,15 @@ At start it reads the server's tool list (a declared tool, query or premise the 
     process.once('SIGINT', onSignal)
     let proxy: McpProxy | undefined
     try {
-      proxy = await McpProxy.start({ interlock, target: this.flags.target, mode: this.flags.outbox || agentStore ? 'outbox' : 'inline', waitMs: this.flags.wait, log })
-      if (!listen) {
+      // Who may call is settled before the server is started: a refusal costs nothing.
+      const access = listen ? await this.httpAccess(interlock, listen.host) : undefined
+      proxy = await McpProxy.start({ interlock, target: this.flags.target, mode: this.flags.outbox || agentStore ? 'outbox' : 'inline', waitMs: this.flags.wait, thread, log })
+      if (!listen || !access) {
         if (!stop.signal.aborted) await proxy.serveStdio(process.stdin, process.stdout, stop.signal)
         return
       }
-      const http = await serveHttp(proxy, listen.host, listen.port, log)
+      const http = await serveHttp(proxy, listen.host, listen.port, log, access)
+      log(`mcp-proxy: HTTP access: ${http.protection}`)
       log(`mcp-proxy: serving ${proxy.target.name} at ${http.url}`)
       if (!stop.signal.aborted) await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }))
       log('mcp-proxy: stopping')
@@ -60,6 +85,11 @@ At start it reads the server's tool list (a declared tool, query or premise the 
       process.off('SIGINT', onSignal)
     }
   }
+
+  private async httpAccess(interlock: Interlock, bindHost: string): Promise<HttpAccess> {
+    const target = mcpTargetOf(interlock, this.flags.target)
+    return httpAccess({ target: target.name, settings: target.config.proxyHttp, bindHost, insecureNoAuth: this.flags['insecure-no-auth'] })
+  }
 }
 
 function hostPort(text: string): { host: string; port: number } {
@@ -67,4 +97,11 @@ function hostPort(text: string): { host: string; port: number } {
   const port = m ? Number(m[2]) : NaN
   if (!m || port > 65_535) throw new UsageError(`--http ${JSON.stringify(text)} is not HOST:PORT`, { hint: 'For example --http 127.0.0.1:8931 (port 0 picks a free one).' })
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port }
+}
+
+function threadName(text: string): string {
+  if (!NAME.test(text)) {
+    throw new UsageError(`--thread ${JSON.stringify(text)} is not a thread name`, { hint: 'Use "per-session", "per-client", or 1-200 letters, digits or ._:@/- (starting with a letter or digit), e.g. --thread notes-assistant.' })
+  }
+  return text
 }

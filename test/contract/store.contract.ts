@@ -9,6 +9,9 @@ import { IllegalTransitionError, InputError, IntegrityError } from '../../src/co
 import { STATES, TERMINAL_STATES, type State } from '../../src/core/lifecycle.js'
 import { ChainVerifier, recordHash } from '../../src/core/stores/record-hash.js'
 import { GENESIS_HASH, type JournalRecord, type Store } from '../../src/core/stores/store.js'
+import { toEffect } from '../../src/core/effect.js'
+import { identityJson } from '../../src/core/canonical-json.js'
+import { sha256Hex } from '../../src/core/hash.js'
 import { allRecords, drive, effect, move, ok, propose, tickingClock } from './fixtures.js'
 
 export interface StoreHarness {
@@ -358,6 +361,69 @@ export function storeContract(name: string, makeHarness: () => Promise<StoreHarn
         expect(await ids({ since: created[2] })).toEqual([es[3]!.id, es[2]!.id])
         expect(await ids({ until: created[2] })).toEqual([es[1]!.id, es[0]!.id])
         expect(await ids({ since: created[1], until: created[3] })).toEqual([es[2]!.id, es[1]!.id])
+      })
+    })
+
+    describe('who asked: an effect\'s principal and trace', () => {
+      const asked = (thread: string, n: number, principal?: string, key?: string) =>
+        toEffect({ thread, target: 'svc', action: 'do', args: { n }, premises: {}, key, principal, trace: principal ? { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, tracestate: 'vendor=1' } : undefined })
+
+      it('journals them with the effect (record, row, history); the principal is part of the id, the trace is not', async () => {
+        const mine = asked('t1', 1, 'token:ci-bot')
+        const theirs = asked('t1', 1, 'user:alice')
+        const nobody = asked('t1', 1)
+        expect(new Set([mine.id, theirs.id, nobody.id]).size).toBe(3)
+        // Without a principal the id is what it always was.
+        expect(nobody.id).toBe(sha256Hex(identityJson({ thread: 't1', target: 'svc', action: 'do', args: { n: 1 }, key: null })))
+        expect(toEffect({ thread: 't1', target: 'svc', action: 'do', args: { n: 1 }, principal: 'token:ci-bot' }).id).toBe(mine.id)
+        const r = ok((await store.append([propose(mine)]))[0])
+        expect(r.data.effect).toEqual({ ...mine })
+        expect(r.data.effect).toMatchObject({ principal: 'token:ci-bot', trace: { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, tracestate: 'vendor=1' } })
+        expect((await store.get(mine.id))?.effect).toEqual(mine)
+        expect((await store.history(mine.id))[0]!.data.effect).toEqual({ ...mine })
+        // Another principal's identical call in a thread of the same name is another effect, proposed beside it.
+        ok((await store.append([propose(theirs)]))[0])
+        expect((await store.get(theirs.id))?.effect.principal).toBe('user:alice')
+      })
+
+      it('list filters by principal and by key', async () => {
+        const a = asked('t1', 1, 'token:ci-bot', 'k1')
+        const b = asked('t1', 2, 'token:ci-bot', 'k2')
+        const c = asked('t1', 1, 'user:alice', 'k1')
+        const d = effect('t1', 4)
+        for (const e of [a, b, c, d]) await drive(store, e, 'COMMITTED')
+        const ids = async (f: Parameters<Store['list']>[0]) => (await store.list(f)).map((s) => s.effect.id)
+        expect(await ids({ principal: 'token:ci-bot' })).toEqual([b.id, a.id])
+        expect(await ids({ principal: 'user:alice' })).toEqual([c.id])
+        expect(await ids({ key: 'k1' })).toEqual([c.id, a.id])
+        expect(await ids({ thread: 't1', target: 'svc', principal: 'token:ci-bot', key: 'k1' })).toEqual([a.id])
+        expect(await ids({ thread: 't2', principal: 'token:ci-bot' })).toEqual([])
+        expect(await ids({ principal: 'token:nobody' })).toEqual([])
+      })
+    })
+
+    describe('thread reads (what a caller read, for premises)', () => {
+      const scope = { principal: 'token:ci-bot', thread: 'conversation-1', target: 'fs' }
+      const read = 'a'.repeat(64)
+      const digest = (c: string) => c.repeat(64)
+
+      it('keeps the last digest of each read per scope, apart by principal, thread and target, for every store on the database', async () => {
+        expect(await store.recallRead(scope, read)).toBeUndefined()
+        await store.rememberRead(scope, read, digest('1'))
+        expect(await store.recallRead(scope, read)).toBe(digest('1'))
+        await store.rememberRead(scope, read, digest('2'))
+        expect(await store.recallRead(scope, read)).toBe(digest('2'))
+        expect(await store.recallRead(scope, 'b'.repeat(64))).toBeUndefined()
+        for (const other of [{ ...scope, principal: 'user:alice' }, { ...scope, thread: 'conversation-2' }, { ...scope, target: 'memory' }]) {
+          expect(await store.recallRead(other, read)).toBeUndefined()
+        }
+        await store.rememberRead({ ...scope, principal: 'user:alice' }, read, digest('3'))
+        expect(await store.recallRead(scope, read)).toBe(digest('2'))
+        // Another process's store, on the same database: what was kept outlives the one that kept it.
+        await store.close()
+        const later = await open()
+        expect(await later.recallRead(scope, read)).toBe(digest('2'))
+        expect(await later.recallRead({ ...scope, principal: 'user:alice' }, read)).toBe(digest('3'))
       })
     })
 

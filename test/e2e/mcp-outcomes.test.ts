@@ -91,10 +91,12 @@ describe('the server dies after applying the call (its answer lost)', () => {
     const proxy = await open(cwd)
     await proxy.client.callTool(create)
     const r = await proxy.client.callTool(observe)
-    expect(r.isError).toBeFalsy()
     const id = resultMeta(r)['interlock/effect'] as string
     expect(resultMeta(r)).toMatchObject({ 'interlock/state': 'COMMITTED' })
     expect(resultText(r)).toContain('own record shows it')
+    // add_observations declares an output schema, and the server's result was lost: a tool error that says it was done.
+    expect(r.isError).toBe(true)
+    expect(resultText(r)).toContain('the call was done; do not make it again')
     expect(reached(join(cwd, 'wire.log'), id)).toBe(1)
     const entity = memoryLedger(join(cwd, 'memory.jsonl')).find((e) => e.name === 'alice')
     expect(entity?.observations).toEqual(['likes tea', 'drinks coffee now', `interlock-effect ${id}`])

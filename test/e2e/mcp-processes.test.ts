@@ -180,7 +180,7 @@ describe("interlock check's probe leaves nothing running", () => {
 describe('the --http proxy', () => {
   it('ends at SIGTERM at once, though a request of the server to its client is still unanswered, and its servers with it', async () => {
     const token = randomUUID()
-    const proxy = await proxyOverHttp({ cwd: fronting(everything, token) })
+    const proxy = await proxyOverHttp({ cwd: fronting(everything, token), args: ['--insecure-no-auth'] })
     let asked!: () => void
     const samplingAsked = new Promise<void>((r) => (asked = r))
     const client = await httpClient(proxy.url, {

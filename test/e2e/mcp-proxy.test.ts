@@ -150,6 +150,42 @@ describe('mcp-proxy in front of server-memory', () => {
   })
 })
 
+describe('a stable thread: a host that restarts and repeats a call', () => {
+  it('--thread: the second proxy process answers the same call from the journal, applied once', async () => {
+    const cwd = memoryConfig()
+    let proxy = await open(cwd, ['--thread', 'notes-assistant'])
+    const first = await proxy.client.callTool({ name: 'create_entities', arguments: alice })
+    await proxy.close()
+    // Deleted behind the proxy's back: applied again, alice would be back.
+    writeFileSync(join(cwd, 'memory.jsonl'), '')
+    proxy = await open(cwd, ['--thread', 'notes-assistant'])
+    const again = await proxy.client.callTool({ name: 'create_entities', arguments: alice })
+    expect(meta(again)).toMatchObject({ 'interlock/effect': meta(first)['interlock/effect'], 'interlock/state': 'COMMITTED', 'interlock/replayed': true })
+    expect(again.structuredContent).toEqual(alice)
+    expect(memoryLedger(join(cwd, 'memory.jsonl'))).toEqual([])
+    expect((await journal(cwd)).map((e) => e.thread)).toEqual(['notes-assistant'])
+  })
+
+  it('thread = "per-client": one thread per caller and client name, across sessions', async () => {
+    const cwd = memoryConfig('thread = "per-client"\n')
+    let proxy = await open(cwd)
+    const first = await proxy.client.callTool({ name: 'create_entities', arguments: alice })
+    await proxy.close()
+    proxy = await open(cwd)
+    const again = await proxy.client.callTool({ name: 'create_entities', arguments: alice })
+    expect(meta(again)).toMatchObject({ 'interlock/effect': meta(first)['interlock/effect'], 'interlock/replayed': true })
+    const [effect] = await journal(cwd)
+    // mcp/<target>/<principal>/<the client's name in initialize>
+    expect(effect!.thread).toMatch(/^mcp\/memory\/user:[^/]+\/interlock-test-host$/)
+  })
+
+  it('--thread that is no thread name: exit 2, naming the flag', async () => {
+    const run = await interlock(['mcp-proxy', '--thread', 'my notes'], { cwd: memoryConfig() })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('--thread "my notes" is not a thread name')
+  })
+})
+
 describe('repeats and retries (dedupe)', () => {
   const append = (line: string) => ({ name: 'edit_file', arguments: { path: 'list.txt', edits: [{ oldText: 'END', newText: `${line}\nEND` }] } })
   const lines = (files: string) => readFileSync(join(files, 'list.txt'), 'utf8').split('\n')

@@ -179,7 +179,7 @@ describe('in front of server-everything over stdio', () => {
 describe('Streamable HTTP', () => {
   it('mcp-proxy --http serves each session its own thread, journals, and answers a retry from the journal', async () => {
     const cwd = scratch((dir) => memoryToml(dir, { extra: '[targets.memory.tools.create_entities]\ntier = 1\n' }))
-    const proxy = await proxyOverHttp({ cwd })
+    const proxy = await proxyOverHttp({ cwd, args: ['--insecure-no-auth'] })
     try {
       const client = await httpClient(proxy.url)
       const call = { name: 'create_entities', arguments: { entities: [{ name: 'carol', entityType: 'person', observations: [] }] } }

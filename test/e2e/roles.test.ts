@@ -285,7 +285,7 @@ describe('the agent role', () => {
       ...writes,
       // Reading any table: only the two views of its own effects (and the schema version) are its to read.
       ...objects.tables.filter((t) => t !== 'schema_migrations').map((t) => `SELECT * FROM "${SCHEMA}".${t}`),
-      ...calls(objects.functions, ['propose']),
+      ...calls(objects.functions, ['propose', 'remember_read']),
       ...objects.sequences.flatMap((s) => [`SELECT nextval('"${SCHEMA}".${s}')`, `SELECT setval('"${SCHEMA}".${s}', 1)`]),
       // Leases: claiming, renewing, releasing.
       { text: lease.claimReady, values: [ROLE.agent, 10, 30_000, null, null, ['PROPOSED']] },
@@ -369,6 +369,27 @@ describe('the agent role', () => {
     await expect(mine.append([{ ...request(spoof, 1) }])).rejects.toThrow(/proposed by another database role/)
     expect((await theirs.get(secret.id))?.state).toBe('PROPOSED')
     expect((await theirs.history(secret.id)).length).toBe(1)
+  })
+
+  it('proposes an effect that says who asked and in which trace; keeps its callers\' reads, which another role cannot see', async () => {
+    const mine = await storeAs('agent', 'agent')
+    const theirs = await storeAs('otherAgent', 'agent')
+    const asked = toEffect({ thread: 'agent-callers', target: 'refunds', action: 'refund', args: { amount: '2.00', currency: 'USD' }, principal: 'token:ci-bot', trace: { traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` } })
+    expect((await mine.append([request(asked, 1)]))[0]).toMatchObject({ ok: true, record: { data: { effect: { principal: 'token:ci-bot', trace: asked.trace } } } })
+    expect((await mine.get(asked.id))?.effect).toEqual(asked)
+    expect((await mine.list({ principal: 'token:ci-bot' })).map((s) => s.effect.id)).toEqual([asked.id])
+
+    const scope = { principal: 'token:ci-bot', thread: 'agent-callers', target: 'fs' }
+    await mine.rememberRead(scope, 'a'.repeat(64), 'b'.repeat(64))
+    expect(await mine.recallRead(scope, 'a'.repeat(64))).toBe('b'.repeat(64))
+    expect(await theirs.recallRead(scope, 'a'.repeat(64))).toBeUndefined()
+    await theirs.rememberRead(scope, 'a'.repeat(64), 'c'.repeat(64))
+    expect(await mine.recallRead(scope, 'a'.repeat(64))).toBe('b'.repeat(64))
+    // Straight to the database: the table is no agent's to read or write, only through remember_read() and its view.
+    const raw = await connectAs('agent')
+    expect(await notRefused(raw, [`SELECT * FROM "${SCHEMA}".thread_reads`, `DELETE FROM "${SCHEMA}".own_thread_reads`])).toEqual([])
+    const bad = await raw.query(`SELECT "${SCHEMA}".remember_read('p', 't', 'fs', 'not-a-digest', 'x')`).catch((x: { code?: string }) => x)
+    expect(bad).toHaveProperty('code', '22023')
   })
 
   it('the database checks a proposal itself: a row its effect does not match, or a malformed one, is refused', async () => {

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // A stdio MCP server as the proxy sees it, with a wire in between: runs the
 // real server given as arguments, passes every line both ways, and
-//  - logs each tools/call it passes on (tool name and _meta "interlock/effect")
-//    to $PIPE_LOG, one JSON line each: the record of what reached the server;
+//  - logs each tools/call it passes on (tool name, _meta "interlock/effect",
+//    the whole _meta) to $PIPE_LOG, one JSON line each: the record of what
+//    reached the server;
 //  - for the tools named in $FAULT_TOOLS (comma-separated), once per tool
 //    (a marker file $FAULT_ONCE.<tool> survives the restarts), plays $FAULT:
 //      die-before   exit before passing the call on (never applied)
@@ -53,7 +54,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       }
       faulted.set(msg.id, fault)
     }
-    if (log) appendFileSync(log, `${JSON.stringify({ tool, effect: msg.params?._meta?.['interlock/effect'] ?? null })}\n`)
+    if (log) appendFileSync(log, `${JSON.stringify({ tool, effect: msg.params?._meta?.['interlock/effect'] ?? null, meta: msg.params?._meta ?? null })}\n`)
   }
   server.stdin.write(`${line}\n`)
 })

@@ -2,16 +2,19 @@
  * The MCP parts the tests run for real: the reference servers from npm
  * (server-memory, server-filesystem, server-everything), started as child
  * processes over stdio or Streamable HTTP; the built `interlock mcp-proxy`
- * spawned by the SDK's own `Client`; and the wire (mcp-pipe.mjs) that
- * records what reached a server and plays its faults.
+ * spawned by the SDK's own `Client`; the wire (mcp-pipe.mjs) that
+ * records what reached a server and plays its faults; and a server that
+ * needs a variable to start (needs-env.mjs).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { request } from 'node:http'
 import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import { inject } from 'vitest'
@@ -30,6 +33,9 @@ export const SERVERS = {
 /** The recording, fault-playing wire in front of a stdio server. */
 export const PIPE = fileURLToPath(new URL('./mcp-pipe.mjs', import.meta.url))
 
+/** A stdio server that starts only with a given variable set (needs-env.mjs): `node NEEDS_ENV <VARIABLE> <entry> [args...]`. */
+export const NEEDS_ENV = fileURLToPath(new URL('./needs-env.mjs', import.meta.url))
+
 /** A TOML string literal. */
 export const q = (s: string) => JSON.stringify(s)
 
@@ -44,10 +50,10 @@ export function stdioServer(entry: string, args: string[] = [], pipe?: { log: st
   return `command = ${q(process.execPath)}\nargs = [${argv.map(q).join(', ')}]\n${Object.keys(env).length ? `env = { ${Object.entries(env).map(([k, v]) => `${k} = ${q(v)}`).join(', ')} }\n` : ''}`
 }
 
-/** Each tools/call that reached the server through the wire: tool and effect id. */
-export function wireLog(file: string): { tool: string; effect: string | null }[] {
+/** Each tools/call that reached the server through the wire: tool, effect id, and the whole `_meta` it came with. */
+export function wireLog(file: string): { tool: string; effect: string | null; meta: Record<string, unknown> | null }[] {
   if (!existsSync(file)) return []
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool: string; effect: string | null })
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool: string; effect: string | null; meta: Record<string, unknown> | null })
 }
 
 /** How many calls of one effect reached the server. */
@@ -122,13 +128,65 @@ export async function directClient(entry: string, args: string[], o: { cwd: stri
   return client
 }
 
-/** An SDK Client over Streamable HTTP. */
-export async function httpClient(url: string, o: { capabilities?: ClientCapabilities; prepare?: (c: Client) => void; headers?: Record<string, string> } = {}): Promise<Client> {
+/** An SDK Client over Streamable HTTP (with `authProvider`, it does the OAuth flow itself on a 401). */
+export async function httpClient(
+  url: string,
+  o: { capabilities?: ClientCapabilities; prepare?: (c: Client) => void; headers?: Record<string, string>; authProvider?: OAuthClientProvider } = {},
+): Promise<Client> {
   const client = new Client({ name: 'interlock-test-host', version: '1.0.0' }, { capabilities: o.capabilities ?? {} })
   o.prepare?.(client)
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: o.headers ?? {} } }))
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: o.headers ?? {} }, ...(o.authProvider ? { authProvider: o.authProvider } : {}) }))
   return client
 }
+
+/** The session id an SDK Client over Streamable HTTP was given. */
+export function sessionIdOf(client: Client): string {
+  const id = (client.transport as StreamableHTTPClientTransport | undefined)?.sessionId
+  if (!id) throw new Error('the client has no Mcp-Session-Id')
+  return id
+}
+
+export interface RawResponse {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: string
+}
+
+/**
+ * One HTTP request as written, through node:http (fetch would not send a
+ * Host of our choosing): for what an SDK Client would never send, such as
+ * a rebinding page's Host and Origin, or another caller's session id.
+ * Streamed answers (SSE) are read until the first event.
+ */
+export function rawRequest(url: string, o: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<RawResponse> {
+  const body = o.body === undefined ? undefined : JSON.stringify(o.body)
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: o.method ?? 'POST',
+        headers: { accept: 'application/json, text/event-stream', ...(body ? { 'content-type': 'application/json' } : {}), ...o.headers },
+      },
+      (res) => {
+        let text = ''
+        const done = () => {
+          res.destroy()
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text })
+        }
+        res.setEncoding('utf8').on('data', (d: string) => {
+          text += d
+          if (String(res.headers['content-type']).startsWith('text/event-stream') && text.includes('\n\n')) done()
+        })
+        res.once('end', done)
+      },
+    )
+    req.once('error', reject)
+    req.end(body)
+  })
+}
+
+/** A JSON-RPC initialize request, as a client's first. */
+export const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
 
 /** server-everything over Streamable HTTP on a free port: its URL, and a way to stop it. */
 export async function everythingOverHttp(): Promise<{ url: string; close(): Promise<void> }> {
@@ -144,10 +202,10 @@ export async function everythingOverHttp(): Promise<{ url: string; close(): Prom
   }
 }
 
-/** `interlock mcp-proxy --http` as a child: the URL it serves, its stderr, and a way to stop it. */
-export async function proxyOverHttp(o: { cwd: string; args?: string[]; env?: Record<string, string> }): Promise<{ url: string; child: ChildProcess; stderr(): string; close(): Promise<void> }> {
+/** `interlock mcp-proxy --http` (on `bind`, default 127.0.0.1:0) as a child: the URL it serves, its stderr, and a way to stop it. */
+export async function proxyOverHttp(o: { cwd: string; args?: string[]; env?: Record<string, string>; bind?: string }): Promise<{ url: string; child: ChildProcess; stderr(): string; close(): Promise<void> }> {
   const bin = join(inject('cliRoot'), 'bin', 'run.js')
-  const child = spawn(process.execPath, [bin, 'mcp-proxy', '--http', '127.0.0.1:0', ...(o.args ?? [])], {
+  const child = spawn(process.execPath, [bin, 'mcp-proxy', '--http', o.bind ?? '127.0.0.1:0', ...(o.args ?? [])], {
     cwd: o.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: o.cwd, NO_COLOR: '1', ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -166,7 +224,8 @@ export async function proxyOverHttp(o: { cwd: string; args?: string[]; env?: Rec
   }
 }
 
-function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+/** Resolves with the first match of `pattern` in what `child` writes (stdout and stderr); rejects if it exits first or takes longer than `timeoutMs`. */
+export function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     let seen = ''
     const timer = setTimeout(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms:\n${seen}`)), timeoutMs)

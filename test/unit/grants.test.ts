@@ -15,11 +15,11 @@ function grantsTo(sql: string, role: string): string[] {
 describe('grantsSql', () => {
   const sql = grantsSql('ops', { agent: ['bot_a', 'bot_b'], relay: ['relay'], operator: ['ops_team'], readOnly: ['auditor'], pruner: ['janitor'] }, 12)
 
-  it('gives the agent the schema, the schema version, propose() and the views of its own effects: nothing else', () => {
+  it('gives the agent the schema, the schema version, propose(), remember_read() and the views of its own effects and reads: nothing else', () => {
     expect(grantsTo(sql, 'bot_a')).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "bot_a";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".own_effects, "ops".own_records TO "bot_a";',
-      'GRANT EXECUTE ON FUNCTION "ops".propose TO "bot_a";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".own_effects, "ops".own_records, "ops".own_thread_reads TO "bot_a";',
+      'GRANT EXECUTE ON FUNCTION "ops".propose, "ops".remember_read TO "bot_a";',
     ])
     expect(grantsTo(sql, 'bot_b')).toEqual(grantsTo(sql, 'bot_a').map((l) => l.replace('bot_a', 'bot_b')))
   })
@@ -27,7 +27,7 @@ describe('grantsSql', () => {
   it('gives the relay its column-wise writes, the lease sequence and the append and claim functions; never INSERT on effects or journals', () => {
     expect(grantsTo(sql, 'relay')).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "relay";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "relay";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "relay";',
       'GRANT INSERT ON "ops".journal_records TO "relay";',
       'GRANT UPDATE (head_seq, head_hash) ON "ops".journals TO "relay";',
       'GRANT UPDATE (state, last_seq, detail, updated_at, lease_relay, lease_token, lease_expires) ON "ops".effects TO "relay";',
@@ -38,15 +38,16 @@ describe('grantsSql', () => {
     ])
   })
 
-  it('gives the operator appends and new effects (compensations), but no lease, no heartbeat, and never proposed_by or started_by', () => {
+  it('gives the operator appends and new effects (compensations) and its callers\' reads (an inline mcp-proxy), but no lease, no heartbeat, and never proposed_by or started_by', () => {
     const operator = grantsTo(sql, 'ops_team')
     expect(operator).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "ops_team";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "ops_team";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "ops_team";',
       'GRANT INSERT ON "ops".journal_records TO "ops_team";',
       'GRANT INSERT (journal, head_seq, head_hash), UPDATE (head_seq, head_hash) ON "ops".journals TO "ops_team";',
       'GRANT INSERT (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at), UPDATE (state, last_seq, detail, updated_at) ON "ops".effects TO "ops_team";',
-      'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_chain, "ops".append_chains, "ops".append_each, "ops".append_step TO "ops_team";',
+      'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_chain, "ops".append_chains, "ops".append_each, "ops".append_step, "ops".remember_read TO "ops_team";',
+      'GRANT SELECT ON "ops".own_thread_reads TO "ops_team";',
       'GRANT INSERT ON "ops".checkpoints TO "ops_team";',
     ])
     expect(operator.join('\n')).not.toMatch(/lease|claim|proposed_by|started_by|propose\b/)
@@ -55,7 +56,7 @@ describe('grantsSql', () => {
   it('gives the read-only role SELECT on the tables, and checks it holds no more', () => {
     expect(grantsTo(sql, 'auditor')).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "auditor";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "auditor";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "auditor";',
     ])
   })
 
@@ -63,7 +64,7 @@ describe('grantsSql', () => {
     const pruner = grantsTo(sql, 'janitor')
     expect(pruner).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "janitor";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases TO "janitor";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "janitor";',
       'GRANT DELETE ON "ops".journal_records, "ops".effects TO "janitor";',
       'GRANT INSERT ON "ops".checkpoints TO "janitor";',
       'GRANT INSERT, UPDATE ON "ops".journal_bases TO "janitor";',

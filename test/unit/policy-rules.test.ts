@@ -123,6 +123,19 @@ describe('RulesPolicy', () => {
     expect(policy.evaluate(merge, 1)).toBeNull()
   })
 
+  it('matches by principal, exactly or by a prefix ending in *; an effect that names none matches no such rule', () => {
+    const p = new RulesPolicy(
+      parseConfig(`${OPERATORS}\n[[policy.rules]]\nname = "ci-bot"\nprincipal = "token:ci-bot"\n\n[[policy.rules]]\nname = "one-issuer"\nprincipal = "oauth:https://id.example.com#*"\n`, { file: FILE, env: {} }).policy.rules,
+    )
+    const by = (principal?: string) => toEffect({ thread: 't', target: 'fs', action: 'write_file', args: {}, principal })
+    expect(p.evaluate(by('token:ci-bot'), 3)).toEqual({ rule: 'ci-bot', reason: 'every effect on principal token:ci-bot is held' })
+    expect(p.evaluate(by('token:ci-bot-2'), 3)).toBeNull()
+    expect(p.evaluate(by('oauth:https://id.example.com#user-42'), 3)?.rule).toBe('one-issuer')
+    expect(p.evaluate(by('oauth:https://other.example.com#user-42'), 3)).toBeNull()
+    expect(p.evaluate(by(), 3)).toBeNull()
+    expect(problemsOf(`${OPERATORS}\n[[policy.rules]]\nname = "x"\nprincipal = ""\n`).join('\n')).toMatch(/policy\.rules\.0\.principal|policy\.rules\[0\]\.principal/)
+  })
+
   it('picks the matching rule with the largest quorum', () => {
     const p = new RulesPolicy([
       { name: 'one', when: [], quorum: 1, releaseTtlMs: 1000 },

@@ -96,6 +96,15 @@ function targetRow(name: string, target: TargetConfig): (string | number)[] {
     // env and headers are left out like credentials: they usually carry one.
     const details = [`timeout_ms=${target.timeoutMs} connect_timeout_ms=${target.connectTimeoutMs} max_result_bytes=${target.maxResultBytes}`]
     for (const [tool, t] of Object.entries(target.tools)) details.push(`tools.${tool}: ${t.tier === 'read' ? 'read' : `tier ${t.tier}`}`)
+    const http = target.proxyHttp
+    // Who may call mcp-proxy --http: the principals and the issuer, never a token.
+    if (http) {
+      const ways = [
+        ...(http.tokens.length > 0 ? [`tokens for ${[...new Set(http.tokens.map((t) => t.principal))].join(', ')}`] : []),
+        ...(http.oauth ? [`oauth ${http.oauth.issuer}${http.oauth.scopes.length > 0 ? ` (scopes ${http.oauth.scopes.join(' ')})` : ''}`] : []),
+      ]
+      details.push(`proxy_http: ${ways.join('; ') || 'no authentication'}${http.allowedHosts.length > 0 ? `; hosts ${http.allowedHosts.join(', ')}` : ''}`)
+    }
     return [name, 'mcp', 'per tool', target.url ?? [target.command, ...target.args].join(' '), details.join('\n')]
   }
   const details = [`method=${target.method}`, `timeout_ms=${target.timeoutMs}`, `connect_timeout_ms=${target.connectTimeoutMs}`]

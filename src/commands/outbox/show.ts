@@ -9,7 +9,7 @@ export default class OutboxShow extends BaseCommand<typeof OutboxShow> {
   static override needsAllTargets = false
   static override allowDefaultConfig = true
   static override summary = 'Show one effect and its whole history.'
-  static override description = `The effect (target, action, args, premises, amount, the rule that held it, its digest), every signed statement about it, and every journal record, oldest first, each checked against its hash on the way. With no config file, it reads the embedded default (the SQLite journal ./interlock.db).
+  static override description = `The effect (target, action, thread, the principal that asked and its trace context when it says, args, premises, amount, the rule that held it, its digest), every signed statement about it, and every journal record, oldest first, each checked against its hash on the way. With no config file, it reads the embedded default (the SQLite journal ./interlock.db).
 
 Exit codes: 0 shown; 2 not an effect id (64 hex characters, or a unique prefix of at least 4), or a prefix several effects share; 5 its records fail their hash check; 7 no such effect.`
   static override examples = ['<%= config.bin %> <%= command.id %> 3f9a…c2', '<%= config.bin %> <%= command.id %> 3f9a…c2 --json']

@@ -79,7 +79,7 @@ async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext
       id('reachable'),
       REACH,
       `target ${name}: ${timedOut ? (e as Error).message : (e as Error).message.replace(new RegExp(`^target ${name}: `), '')}`,
-      hint ?? 'Check the address (base_url, endpoint, url) and that the service is reachable from here (DNS, firewall, proxy).',
+      hint ?? target.unreachableHint ?? 'Check the address (base_url, endpoint, url) and that the service is reachable from here (DNS, firewall, proxy).',
     )
   } finally {
     await target.close?.().catch(() => {})

@@ -48,6 +48,7 @@ export const DEFAULTS = {
   mcpMaxResultBytes: 65_536,
   mcpDedupe: 'window',
   mcpDedupeWindow: '10m',
+  mcpThread: 'per-session',
 } as const
 
 /** The embedded default used when no interlock.toml exists: SQLite in `dir`, no targets. */

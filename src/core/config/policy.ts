@@ -52,6 +52,7 @@ export function normalizePolicy(raw: Table | undefined, operatorCount: number): 
     if (typeof r.target === 'string') rule.target = r.target
     if (typeof r.action === 'string') rule.action = r.action
     if (r.tier !== undefined) rule.tier = r.tier as Tier
+    if (typeof r.principal === 'string') rule.principal = r.principal
     const before = seen.get(rule.name)
     if (before !== undefined) problems.push(`policy.rules[${i}].name: "${rule.name}" is already policy.rules[${before}]; rule names must be unique`)
     seen.set(rule.name, i)

@@ -10,8 +10,10 @@
  * call's arguments (`{args.edits.0.newText}`); a string that is exactly one
  * placeholder takes the argument's value as it is (a list stays a list).
  */
+import { NAME } from '../effect.js'
 import { DURATION } from './schema-policy.js'
 import { durationMs } from './schema-common.js'
+import { mcpProxyHttp } from './schema-mcp-http.js'
 
 /** MCP tool names: letters, digits, `_`, `-` and `.` (modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-names). */
 export const TOOL_NAME = '^[A-Za-z0-9_.-]{1,128}$'
@@ -30,6 +32,17 @@ const argsTemplate = (description: string) =>
     description,
     additionalProperties: { description: 'An argument of the read: a value, or a template such as "{args.path}".' },
   }) as const
+
+const principals = (description: string) =>
+  ({
+    type: 'array',
+    items: { type: 'string', minLength: 1, maxLength: 300, description: 'A principal, e.g. "token:ci-bot", or a prefix ending in *, e.g. "oauth:https://id.example.com#*".' },
+    description,
+  }) as const
+
+const ALLOW =
+  'Principals who may call {what} through `interlock mcp-proxy`: "user:<login>" (stdio: the OS user the proxy runs as), "token:<name>" (a static bearer token), "oauth:<issuer>#<subject>" (an OAuth access token); a trailing * matches every principal that starts with what precedes it ("token:*"). Anyone else\'s call is refused with a tool error naming the principal and this key, before anything is journaled or sent. Default: anyone.'
+const DENY = 'Principals who may not call {what}, whatever `allow` says (same forms). Their calls are refused with a tool error naming the principal and this key, before anything is journaled or sent.'
 
 const read = {
   type: 'object',
@@ -112,6 +125,8 @@ const tool = {
       patternErrorMessage: 'must be a whole number followed by ms, s, m, h or d, e.g. "10m"',
       description: 'With dedupe = "window": how long after the first committed an identical call is a retry. Default "10m".',
     },
+    allow: principals(ALLOW.replace('{what}', 'this tool (reads too); the target\'s own `allow` and `deny` apply as well')),
+    deny: principals(DENY.replace('{what}', 'this tool')),
   },
   allOf: [
     // Tier 2 is defined by its query; elsewhere a query would be silently unused.
@@ -141,8 +156,15 @@ export const mcpTarget = {
     env: {
       type: 'object',
       description:
-        'Environment of the server, on top of HOME, LOGNAME, PATH, SHELL, TERM and USER (nothing else of Interlock\'s environment is passed on), e.g. { API_TOKEN = "${API_TOKEN}" }.',
+        'Environment of the server, on top of HOME, LOGNAME, PATH, SHELL, TERM and USER (nothing else of Interlock\'s environment is passed on but what `env_pass` names), e.g. { API_TOKEN = "${API_TOKEN}", NODE_EXTRA_CA_CERTS = "${NODE_EXTRA_CA_CERTS}" }.',
       additionalProperties: { type: 'string', description: 'Variable value.' },
+    },
+    env_pass: {
+      type: 'array',
+      uniqueItems: true,
+      items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', patternErrorMessage: 'must be an environment variable name', description: 'A variable name.' },
+      description:
+        'Variables of Interlock\'s own environment passed on to the server as they are, when set (an unset one is left out), e.g. ["HTTPS_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS"]. Their values are not treated as secrets: pass a credential with env = { TOKEN = "${TOKEN}" }, which also refuses to start without it.',
     },
     cwd: { type: 'string', minLength: 1, description: 'Working folder of the server; relative to the folder of this config file. Default: that folder.' },
     url: {
@@ -156,6 +178,13 @@ export const mcpTarget = {
       description: 'Request headers for `url`, e.g. Authorization = "Bearer ${MCP_TOKEN}".',
       additionalProperties: { type: 'string', description: 'Header value.' },
     },
+    thread: {
+      type: 'string',
+      pattern: NAME.source,
+      patternErrorMessage: 'must be "per-session", "per-client", or a thread name of 1-200 letters, digits or ._:@/-',
+      description:
+        'The thread (journal) of `interlock mcp-proxy`\'s calls that name none in _meta: "per-session" (default): each MCP session its own, so a host that restarts and repeats a call applies it again; "per-client": one per caller and client name (clientInfo.name), so a repeated call after a restart is answered from the journal, and so is a deliberate repeat in another conversation, by the tool\'s `dedupe`; any other name: that one thread for every session. --thread overrides it.',
+    },
     timeout_ms: durationMs('Longest wait for one answer of the server (a tool call, a read, a query), in milliseconds; past it the call\'s outcome is unknown and its tier decides. Default 60000.'),
     connect_timeout_ms: durationMs('Longest wait to start or reach the server and initialize the session, in milliseconds. Default 10000.'),
     max_result_bytes: {
@@ -165,15 +194,18 @@ export const mcpTarget = {
       description:
         'Largest tool result (as JSON) journaled with COMMITTED, in bytes, so a retried call gets it back without calling the server again. A larger one is journaled as its size and digest, and a retry is told so. Default 65536.',
     },
+    allow: principals(ALLOW.replace('{what}', 'any tool of this server (reads too); a tool\'s own `allow` and `deny` apply as well')),
+    deny: principals(DENY.replace('{what}', 'any tool of this server')),
     tools: {
       type: 'object',
       description: 'Tools declared by name, as [targets.<name>.tools.<tool>] tables; every other tool takes its tier from its annotations.',
       propertyNames: { pattern: TOOL_NAME, patternErrorMessage: 'tool names use letters, digits, "_", "-" and "." (at most 128)' },
       additionalProperties: tool,
     },
+    proxy_http: mcpProxyHttp,
   },
   // A stdio server or an HTTP one: the other's keys would be silently unused.
   if: { required: ['url'] },
-  then: { properties: { command: false, args: false, env: false, cwd: false } },
+  then: { properties: { command: false, args: false, env: false, env_pass: false, cwd: false } },
   else: { required: ['command'], properties: { headers: false } },
 } as const

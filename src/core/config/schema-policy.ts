@@ -69,6 +69,13 @@ const rule = {
     target: { type: 'string', minLength: 1, description: 'Only effects on this target. Default: any target.' },
     action: { type: 'string', minLength: 1, description: 'Only effects with this action. Default: any action.' },
     tier: { enum: [1, 2, 3], description: 'Only effects on targets of this tier. Default: any tier.' },
+    principal: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 300,
+      description:
+        'Only effects asked for by this principal, as `interlock mcp-proxy` names its callers: "user:<login>" (stdio: the OS user), "token:<name>" (a static bearer token), "oauth:<issuer>#<subject>" (an OAuth access token). A trailing * matches every principal that starts with what precedes it, e.g. "token:*". An effect that names no principal (submitted through the library or `outbox submit`) matches no rule that names one. Default: any principal.',
+    },
     when: {
       type: 'array',
       items: condition,

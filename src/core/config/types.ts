@@ -196,6 +196,10 @@ export interface McpToolConfig {
   dedupe: 'window' | 'always' | 'marked'
   /** dedupe = "window": how long after the first committed (default 10 minutes). */
   dedupeWindowMs: number
+  /** Principals who may call this tool through the proxy (patterns: core/principal-pattern.ts); undefined: anyone the target allows. */
+  allow?: string[]
+  /** Principals who may not, whatever `allow` says. */
+  deny?: string[]
 }
 
 /** An MCP server (tier per tool): stdio `command`, or Streamable HTTP `url`. */
@@ -204,17 +208,51 @@ export interface McpTargetConfig {
   command?: string
   args: string[]
   env: Record<string, string>
+  /** Names of variables of Interlock's own environment passed on to the server as they are, when set. */
+  envPass: string[]
   /** Absolute, resolved against the config file's folder (default: that folder). */
   cwd?: string
   url?: string
   headers: Record<string, string>
+  /** The default thread of a proxy session: "per-session" (default), "per-client", or one thread's name. */
+  thread: string
   /** One answer of the server (default 60000). */
   timeoutMs: number
   /** Start or reach the server and initialize (default 10000). */
   connectTimeoutMs: number
   /** Largest result journaled with COMMITTED (default 65536). */
   maxResultBytes: number
+  /** Principals who may call any tool through the proxy (patterns: core/principal-pattern.ts); undefined: anyone. */
+  allow?: string[]
+  /** Principals who may call none. */
+  deny?: string[]
   tools: Record<string, McpToolConfig>
+  /** [targets.<name>.proxy_http]: who may call `mcp-proxy --http`, from where. */
+  proxyHttp?: McpProxyHttpConfig
+}
+
+/** [targets.<name>.proxy_http]: Host and Origin allowed, and how callers authenticate. */
+export interface McpProxyHttpConfig {
+  /** Host header values: "name" (any port) or "name:port". */
+  allowedHosts: string[]
+  /** Origin header values, e.g. "https://app.example.com". */
+  allowedOrigins: string[]
+  /** The URL clients reach /mcp at (OAuth metadata's `resource`, default audience). */
+  resource?: string
+  /** Static bearer tokens (values from `${VAR}`), each proving a principal. */
+  tokens: { principal: string; token: string }[]
+  oauth?: McpOAuthConfig
+}
+
+/** [targets.<name>.proxy_http.oauth]: JWT access tokens from one issuer. */
+export interface McpOAuthConfig {
+  issuer: string
+  /** Default: the resource URL. */
+  audience?: string
+  /** Default: discovered from the issuer's metadata at start. */
+  jwksUri?: string
+  /** Scopes every token must grant. */
+  scopes: string[]
 }
 
 export type TargetConfig =
@@ -322,6 +360,8 @@ export interface PolicyRuleConfig {
   target?: string
   action?: string
   tier?: Tier
+  /** Only effects asked for by this principal (core/principal-pattern.ts: exact, or a prefix ending in `*`). */
+  principal?: string
   /** All must hold (empty: the rule holds every effect it matches). */
   when: PolicyCondition[]
   /** Distinct trusted operators needed to release (default 1). */

@@ -24,15 +24,27 @@ export function journaledProposal(history: readonly JournalRecord[]): JournaledP
   const e = first.data.effect as JsonObject | undefined
   const tier = first.data.tier
   if (!isObject(e) || (tier !== 1 && tier !== 2 && tier !== 3)) return { ok: false, reason: 'its PROPOSED record holds no well-formed effect and tier' }
-  const { id, thread, target, action, args, premises, key } = e
-  if (typeof id !== 'string' || typeof thread !== 'string' || typeof target !== 'string' || typeof action !== 'string' || !isObject(args) || !isObject(premises) || (key !== undefined && typeof key !== 'string')) {
+  const { id, thread, target, action, args, premises, key, principal, trace } = e
+  if (
+    typeof id !== 'string' ||
+    typeof thread !== 'string' ||
+    typeof target !== 'string' ||
+    typeof action !== 'string' ||
+    !isObject(args) ||
+    !isObject(premises) ||
+    (key !== undefined && typeof key !== 'string') ||
+    (principal !== undefined && typeof principal !== 'string') ||
+    (trace !== undefined && !isObject(trace))
+  ) {
     return { ok: false, reason: 'its PROPOSED record holds no well-formed effect' }
   }
   const effect: Effect = { id, thread, target, action, args, premises }
   if (key !== undefined) effect.key = key
+  if (principal !== undefined) effect.principal = principal
+  if (trace !== undefined) effect.trace = trace as unknown as NonNullable<Effect['trace']>
   if (id !== first.effectId) return { ok: false, reason: `its PROPOSED record names effect ${first.effectId} but carries effect ${id}` }
   // The id is a hash of what the effect is: args rewritten in the journal no longer hash to it.
-  if (effectId(effect) !== id) return { ok: false, reason: `its PROPOSED record's args, target, action, thread or key do not hash to its id ${id}` }
+  if (effectId(effect) !== id) return { ok: false, reason: `its PROPOSED record's args, target, action, thread, key or principal do not hash to its id ${id}` }
   return { ok: true, effect, tier }
 }
 
@@ -52,8 +64,9 @@ export function rowDisagreements(row: EffectSnapshot, proposal: { effect: Effect
   const j = proposal.effect
   const r = row.effect
   if (r.id !== j.id) out.push('id')
-  for (const f of ['thread', 'target', 'action', 'key'] as const) if (r[f] !== j[f]) out.push(f)
+  for (const f of ['thread', 'target', 'action', 'key', 'principal'] as const) if (r[f] !== j[f]) out.push(f)
   if (!sameJson(r.args, j.args)) out.push('args')
+  if (!sameJson(r.trace ?? null, j.trace ?? null)) out.push('trace')
   if (!sameJson(r.premises, j.premises)) out.push('premises')
   if (row.tier !== proposal.tier) out.push(`tier (row ${row.tier}, journal ${proposal.tier})`)
   if (row.state !== last.state && (settled || row.seq === last.seq)) out.push(`state (row ${row.state}, journal ${last.state})`)

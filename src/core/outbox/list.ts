@@ -13,6 +13,8 @@ export interface ListQuery {
   states?: State[]
   target?: string
   thread?: string
+  /** Only effects asked for by this principal (the MCP gateway's callers). */
+  principal?: string
   /** ISO-8601: created at or after. */
   since?: string
   /** ISO-8601: created before. */
@@ -26,6 +28,8 @@ export interface ListedEffect {
   effectId: string
   state: State
   thread: string
+  /** Who asked, when the effect says (the MCP gateway's callers). */
+  principal?: string
   target: string
   action: string
   tier: number
@@ -62,6 +66,7 @@ export async function listEffects(store: Store, q: ListQuery): Promise<ListPage>
     states: q.states,
     target: q.target,
     thread: q.thread,
+    principal: q.principal,
     since: q.since,
     until: q.until,
     limit: q.limit + 1,
@@ -71,7 +76,7 @@ export async function listEffects(store: Store, q: ListQuery): Promise<ListPage>
 }
 
 export function listed(s: EffectSnapshot): ListedEffect {
-  return {
+  const e: ListedEffect = {
     effectId: s.effect.id,
     state: s.state,
     thread: s.effect.thread,
@@ -82,4 +87,6 @@ export function listed(s: EffectSnapshot): ListedEffect {
     updatedAt: s.updatedAt,
     detail: s.detail,
   }
+  if (s.effect.principal !== undefined) e.principal = s.effect.principal
+  return e
 }

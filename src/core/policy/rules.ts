@@ -1,8 +1,9 @@
 /**
  * The Policy port (policy.ts) implemented by interlock.toml's [[policy.rules]].
  *
- * A rule matches an effect by target, action and tier (each optional), then
- * by its `when` conditions on the arguments, all of which must hold. Amounts
+ * A rule matches an effect by target, action, tier and principal (each
+ * optional; an effect that names no principal matches no rule that names
+ * one), then by its `when` conditions on the arguments, all of which must hold. Amounts
  * are compared as exact decimals (decimal.js), never as floats: 500.00 and
  * 500.001 differ, and "0.1" + "0.2" is "0.3".
  *
@@ -20,6 +21,7 @@ import type { JsonValue } from '../canonical-json.js'
 import type { PolicyCondition, PolicyRuleConfig } from '../config/types.js'
 import type { Effect, Tier } from '../effect.js'
 import type { Hold, Policy } from '../policy.js'
+import { principalMatches } from '../principal-pattern.js'
 
 const DECIMAL_TEXT = /^-?[0-9]+(\.[0-9]+)?$/
 
@@ -48,13 +50,14 @@ export function matchRule(rule: PolicyRuleConfig, effect: Effect, tier: Tier): s
   if (rule.target !== undefined && rule.target !== effect.target) return undefined
   if (rule.action !== undefined && rule.action !== effect.action) return undefined
   if (rule.tier !== undefined && rule.tier !== tier) return undefined
+  if (rule.principal !== undefined && !principalMatches(rule.principal, effect.principal)) return undefined
   const reasons: string[] = []
   for (const c of rule.when) {
     const v = checkCondition(c, effect.args)
     if (!v.holds) return undefined
     reasons.push(v.reason)
   }
-  const scope = [rule.target && `target ${rule.target}`, rule.action && `action ${rule.action}`, rule.tier && `tier ${rule.tier}`].filter(Boolean)
+  const scope = [rule.target && `target ${rule.target}`, rule.action && `action ${rule.action}`, rule.tier && `tier ${rule.tier}`, rule.principal && `principal ${rule.principal}`].filter(Boolean)
   return reasons.length > 0 ? reasons.join('; ') : `every effect on ${scope.join(', ') || 'any target'} is held`
 }
 

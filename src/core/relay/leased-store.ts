@@ -46,6 +46,8 @@ export function leasedStore(
     checkpoints: () => store.checkpoints(),
     prune: (request) => store.prune(request),
     forgetRelays: (ms) => store.forgetRelays(ms),
+    rememberRead: (scope, read, digest) => store.rememberRead(scope, read, digest),
+    recallRead: (scope, read) => store.recallRead(scope, read),
     close: () => store.close(),
   }
 }

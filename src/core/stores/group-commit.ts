@@ -34,6 +34,7 @@ import type {
   Store,
   PruneRequest,
   PruneResult,
+  ReadScope,
   StoredCheckpoint,
 } from './store.js'
 import type { EffectSnapshot } from '../effect.js'
@@ -183,6 +184,14 @@ class GroupCommitStore implements Store {
 
   forgetRelays(olderThanMs: number): Promise<number> {
     return this.inner.forgetRelays(olderThanMs)
+  }
+
+  rememberRead(scope: ReadScope, read: string, digest: string): Promise<void> {
+    return this.inner.rememberRead(scope, read, digest)
+  }
+
+  recallRead(scope: ReadScope, read: string): Promise<string | undefined> {
+    return this.inner.recallRead(scope, read)
   }
 
   /** Lets queued appends finish, then closes the store beneath. */

@@ -168,6 +168,21 @@ export interface ListFilter {
   offset?: number
   /** Only effects whose id starts with these lowercase hex characters (a prefix typed by an operator). */
   idPrefix?: string
+  /** Only effects proposed for this principal (effect.principal). */
+  principal?: string
+  /** Only effects with this key (effect.key): the MCP gateway's check that a caller key names one call. */
+  key?: string
+}
+
+/**
+ * Where the MCP gateway keeps what a caller read (integrations/mcp/reads.ts):
+ * who, in which thread, through which target. A PostgreSQL store keeps it
+ * apart per database role too, as it keeps effects.
+ */
+export interface ReadScope {
+  principal: string
+  thread: string
+  target: string
 }
 
 /** A checkpoint as prune stored it: the signed document (outbox/checkpoint-file.ts), which verify judges. */
@@ -301,6 +316,17 @@ export interface Store {
    * stores the checkpoint alone (`outbox checkpoint`, which removes nothing).
    */
   prune(request: PruneRequest): Promise<PruneResult>
+
+  /**
+   * Keeps, for premises, the digest of what one read answered a caller
+   * (`read` names the read: a SHA-256 hex of its tool and arguments),
+   * replacing what was kept of the same read in the same scope: a premise
+   * then outlives the process that served the read.
+   */
+  rememberRead(scope: ReadScope, read: string, digest: string): Promise<void>
+
+  /** What rememberRead kept of this read in this scope, if anything. */
+  recallRead(scope: ReadScope, read: string): Promise<string | undefined>
 
   /** Records that `relay` is alive, with what it wants `outbox status` to show. */
   heartbeat(relay: string, info: JsonObject): Promise<void>

@@ -174,6 +174,8 @@ export interface EffectTarget {
   laterOutcome?(effect: Effect, receipt: Receipt): Promise<LaterOutcome | null>
   /** Optional: a read-only look at the service for `interlock check`; see ProbeResult. */
   probe?(signal?: AbortSignal): Promise<ProbeResult>
+  /** Optional: what to check when the probe got no answer at all (default: the address, and the network between). */
+  readonly unreachableHint?: string
   close?(): Promise<void>
 }
 

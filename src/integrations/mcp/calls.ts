@@ -12,16 +12,23 @@
  *   and send; the answer is what the effect has come to within `waitMs`.
  *
  * A call identical to one in progress here joins it and gets its answer.
+ *
+ * Every call is its principal's: the principal is part of the effect's id
+ * (core/effect.ts), so threads, keys, joins and replays are each caller's
+ * own. A caller key names one call: the same key with other arguments (or
+ * another tool) in the same thread is refused, naming the effect the key
+ * belongs to, before anything is journaled or sent.
  */
 import type { Progress } from '@modelcontextprotocol/sdk/types.js'
 import type { JsonObject } from '../../core/canonical-json.js'
-import type { EffectInput } from '../../core/effect.js'
+import { effectId, type EffectInput } from '../../core/effect.js'
 import { InputError, isInterlockError } from '../../core/errors.js'
 import type { Interlock } from '../../core/interlock.js'
 import type { SubmitOutcome } from '../../core/outcome.js'
 import type { McpTarget, Read, UpstreamLink } from '../../core/targets/mcp/index.js'
 import { answerOf } from './answers.js'
 import { readCallMeta } from './meta.js'
+import type { Principal } from './principal.js'
 import { submitAndCarry, type RunMode } from '../agent/carry.js'
 import { refusedWords } from '../agent/words.js'
 import { chooseOccurrence } from '../agent/occurrence.js'
@@ -42,9 +49,10 @@ export interface DeskOptions {
   now?: () => number
 }
 
-/** Where the call came from: its session's server connection, its thread, its progress token. */
+/** Where the call came from: its session's server connection, its caller, its thread, its progress token. */
 export interface CallOrigin {
   link: UpstreamLink
+  principal: Principal
   defaultThread: string
   onprogress?: (progress: Progress) => void
   /** Reads through the call's session (premises not read by the agent are read here). */
@@ -55,6 +63,8 @@ const DEFAULT_DEDUPE = { dedupe: DEFAULTS.mcpDedupe, dedupeWindowMs: parseDurati
 
 export class CallDesk {
   private readonly inflight = new Map<string, Promise<JsonObject>>()
+  /** Caller keys of calls in progress here (principal, thread, target and key → effect id): a key's other call is refused before it is journaled. */
+  private readonly keysInFlight = new Map<string, string>()
   private readonly now: () => number
 
   constructor(private readonly o: DeskOptions) {
@@ -62,18 +72,24 @@ export class CallDesk {
   }
 
   /** Answers one journaled tools/call; throws an McpError only to pass on the server's own JSON-RPC error. */
-  async call(params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, origin: CallOrigin): Promise<JsonObject> {
+  async call(params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown>; idempotencyKey?: unknown }, origin: CallOrigin): Promise<JsonObject> {
     const { target, interlock } = this.o
     const tool = params.name
     let input: EffectInput
     let id: string
     let isNew: boolean
     let passOn: Record<string, unknown>
+    // The caller key this call holds in keysInFlight, from before its first await until it is answered.
+    let held: string | undefined
+    const release = () => {
+      if (held !== undefined) this.keysInFlight.delete(held)
+    }
     try {
-      const meta = readCallMeta(params._meta)
+      const meta = readCallMeta(params._meta, params.idempotencyKey)
       passOn = meta.passOn
       const args = (params.arguments ?? {}) as JsonObject
-      const base = { thread: meta.thread ?? origin.defaultThread, target: target.name, action: tool, args }
+      const base = { thread: meta.thread ?? origin.defaultThread, target: target.name, action: tool, args, principal: origin.principal.id }
+      if (meta.key !== undefined) held = await this.holdKey(base, meta.key)
       const o = await chooseOccurrence(base, meta, target.toolConfig(tool) ?? DEFAULT_DEDUPE, {
         get: (effect) => interlock.store.get(effect),
         inProgress: (effect) => this.inflight.has(effect),
@@ -82,17 +98,55 @@ export class CallDesk {
       id = o.id
       isNew = !o.existing && !this.inflight.has(id)
       input = o.key === undefined ? base : { ...base, key: o.key }
+      // Journaled with the effect when it is proposed now; a call answered from the journal keeps the first's.
+      if (meta.trace) input.trace = meta.trace
       if (o.why !== 'new') this.o.log(`${tool}: effect ${id.slice(0, 12)}: ${o.why}`)
     } catch (e) {
+      release()
       return refusal(e, interlock)
     }
     const running = this.inflight.get(id)
-    if (running) return running
+    if (running) {
+      release()
+      return running
+    }
     const work = this.carry(input, id, isNew, tool, passOn, origin)
     this.inflight.set(id, work)
-    const forget = () => this.inflight.delete(id)
+    const forget = () => {
+      this.inflight.delete(id)
+      release()
+    }
     work.then(forget, forget)
     return work
+  }
+
+  /**
+   * A caller key belongs to the first call made with it in its thread (of
+   * its principal, on this target): another call with it (other arguments,
+   * another tool) is the caller's mistake, refused naming the effect the key
+   * belongs to, as SEP-3182 proposed (a reused key with different arguments
+   * is an error: never a second effect, never the first's result). The same
+   * call again is the same effect (a retry, or a join while it is in
+   * progress). Taken here before anything is awaited, so two calls racing
+   * in this process are told apart too; the journal says who had it before.
+   * Returns the key's scope when this call now holds it in keysInFlight.
+   */
+  private async holdKey(base: Omit<EffectInput, 'key' | 'premises'>, key: string): Promise<string | undefined> {
+    const scope = JSON.stringify([base.principal, base.thread, base.target, key])
+    const id = effectId({ ...base, key })
+    const here = this.keysInFlight.get(scope)
+    if (here !== undefined && here !== id) throw keyReused(key, here)
+    const held = here === undefined ? scope : undefined
+    if (held) this.keysInFlight.set(held, id)
+    try {
+      const journaled = await this.o.interlock.store.list({ thread: base.thread, target: base.target, principal: base.principal, key, limit: 2 })
+      const other = journaled.map((s) => s.effect.id).find((x) => x !== id)
+      if (other !== undefined) throw keyReused(key, other)
+    } catch (e) {
+      if (held) this.keysInFlight.delete(held)
+      throw e
+    }
+    return held
   }
 
   private async carry(input: EffectInput, id: string, isNew: boolean, tool: string, passOn: Record<string, unknown>, origin: CallOrigin): Promise<JsonObject> {
@@ -103,13 +157,14 @@ export class CallDesk {
       let outcome: SubmitOutcome
       try {
         // Premises only for a call not journaled yet: a journaled one keeps those it was proposed with.
-        const premises = isNew ? await target.premisesFor(tool, input.args, (r) => this.o.reads.recall(input.thread, r), origin.read) : undefined
+        const of = { principal: origin.principal.id, thread: input.thread }
+        const premises = isNew ? await target.premisesFor(tool, input.args, (r) => this.o.reads.recall(of, r), origin.read) : undefined
         const submitted = premises ? { ...input, premises } : input
         outcome = await this.submit(submitted, isNew)
       } catch (e) {
         return refusal(e, interlock)
       }
-      return answerOf({ outcome, tool, target: target.name, live, scrub: (t) => interlock.scrub(t) })
+      return answerOf({ outcome, tool, target: target.name, live, scrub: (t) => interlock.scrub(t), outputSchema: target.declaresOutput(tool) })
     } finally {
       unbind()
     }
@@ -118,6 +173,13 @@ export class CallDesk {
   private async submit(input: EffectInput, isNew: boolean): Promise<SubmitOutcome> {
     return submitAndCarry(this.o.interlock, input, { mode: this.o.mode, waitMs: this.o.waitMs, isNew, log: this.o.log })
   }
+}
+
+function keyReused(key: string, effect: string): InputError {
+  return new InputError(`idempotency key reused with different arguments: key ${JSON.stringify(key)} belongs to effect ${effect}, another call in this thread`, {
+    hint: 'Give each call its own key; to ask for that effect again, repeat its call exactly (same tool, same arguments, same key).',
+    context: { key, effectId: effect },
+  })
 }
 
 /** A call refused before or by the gate for what it is (bad arguments, a secret in them): a tool error the model can read. */

@@ -25,7 +25,7 @@ import { McpTarget } from '../../core/targets/mcp/index.js'
 import { CallDesk, type ProxyMode } from './calls.js'
 import { ThreadReads } from './reads.js'
 import { osUserPrincipal, type Principal } from './principal.js'
-import { ProxySession } from './session.js'
+import { ProxySession, type ClientReach, type ThreadChoice } from './session.js'
 
 export interface McpProxyOptions {
   interlock: Interlock
@@ -34,6 +34,8 @@ export interface McpProxyOptions {
   mode: ProxyMode
   /** Outbox mode: longest wait for a relay's outcome (default 30 s). */
   waitMs?: number
+  /** The default thread of every session (--thread): "per-session", "per-client" or a name; default: the target's `thread`. */
+  thread?: ThreadChoice
   log: (line: string) => void
 }
 
@@ -47,12 +49,13 @@ export class McpProxy {
     private readonly reads: ThreadReads,
     private readonly ready: Promise<void>,
     private readonly log: (line: string) => void,
+    private readonly thread: ThreadChoice,
   ) {}
 
   static async start(o: McpProxyOptions): Promise<McpProxy> {
     const target = mcpTargetOf(o.interlock, o.target)
     await target.loadTools().catch((e: Error) => {
-      throw new ConfigError(`target ${target.name}: ${e.message}`, [], { hint: target.config.url ? 'Check url and headers, and that the server answers there.' : 'Check command, args and cwd: the server must start and speak MCP on stdio.', cause: e })
+      throw new ConfigError(e.message.startsWith(`${target.where} `) ? e.message : `${target.where}: ${e.message}`, [], { hint: target.unreachableHint, cause: e })
     })
     const unknown = target.unknownTools()
     if (unknown.length > 0) {
@@ -61,11 +64,11 @@ export class McpProxy {
       })
     }
     const premiseTools = new Set(Object.values(target.config.tools).flatMap((t) => t.restsOn.map((r) => r.tool)))
-    const reads = new ThreadReads(premiseTools)
+    const reads = new ThreadReads(premiseTools, o.interlock.store, target.name)
     const desk = new CallDesk({ interlock: o.interlock, target, mode: o.mode, waitMs: o.waitMs ?? 30_000, reads, log: o.log })
     // Recovery goes through the target's own session; then it is ended: clients' calls go through their own.
     const ready = (o.mode === 'inline' ? recoverTarget(o.interlock, target, o.log) : Promise.resolve()).then(() => target.idle())
-    const proxy = new McpProxy(o.interlock, target, desk, reads, ready, o.log)
+    const proxy = new McpProxy(o.interlock, target, desk, reads, ready, o.log, o.thread ?? target.config.thread)
     const journaled = target.decisions().filter((d) => d.tier !== 'read')
     o.log(`mcp-proxy: ${target.name}: ${target.decisions().length} tools, ${journaled.length} through the gate (${o.mode}): ${journaled.map((d) => `${d.tool} (tier ${d.tier})`).join(', ') || 'none'}`)
     return proxy
@@ -92,9 +95,13 @@ export class McpProxy {
     }
   }
 
-  /** Serves one client's session on a transport (a stdio pipe, or one Streamable HTTP session), as `principal`. */
-  async serve(transport: Transport, sessionId: string, principal: Principal): Promise<void> {
-    const session = new ProxySession({ target: this.target, desk: this.desk, reads: this.reads, ready: this.ready, log: this.log }, transport, sessionId)
+  /**
+   * Serves one client's session on a transport (a stdio pipe, or one
+   * Streamable HTTP session), as `principal`; `reach` says when the client
+   * can be sent the server's requests (HTTP: while its GET stream is open).
+   */
+  async serve(transport: Transport, sessionId: string, principal: Principal, reach?: ClientReach): Promise<void> {
+    const session = new ProxySession({ target: this.target, desk: this.desk, reads: this.reads, ready: this.ready, log: this.log, thread: this.thread }, transport, { sessionId, principal, reach })
     this.sessions.add(session)
     try {
       await session.run()
@@ -114,7 +121,7 @@ export class McpProxy {
   }
 }
 
-function mcpTargetOf(interlock: Interlock, name: string | undefined): McpTarget {
+export function mcpTargetOf(interlock: Interlock, name: string | undefined): McpTarget {
   const mcp = [...interlock.targets.values()].filter((t): t is McpTarget => t instanceof McpTarget)
   if (name !== undefined) {
     const t = interlock.targets.get(name)

@@ -1,48 +1,51 @@
 /**
- * What each thread read through the proxy, for premises: the digest of the
- * last answer of each read tool call (tool and arguments), so a write that
- * rests on that read is checked against what the agent saw when it decided
- * (targets/mcp/premises.ts). Only reads some tool rests on are kept, at most
- * MAX_READS per thread (the oldest forgotten first: a forgotten read is read
- * again when the write is proposed). Memory only: a restarted proxy has
- * forgotten, and reads again.
+ * What each caller's thread read through the proxy, for premises: the digest
+ * of the last answer of each read tool call (tool and arguments), so a write
+ * that rests on that read is checked against what the agent saw when it
+ * decided (targets/mcp/premises.ts). Only reads some tool rests on are kept.
+ *
+ * Kept in the store (Store.rememberRead), per principal, thread and target,
+ * before the read's answer reaches the client: a proxy restarted between the
+ * read and the write (a new stdio proxy per session, an HTTP gateway
+ * redeployed, another replica) still checks the write against what was
+ * read, and one caller's reads are never another's premises. A read the
+ * store holds nothing of is read again when the write is proposed.
  */
 import { canonicalJson, type JsonObject } from '../../core/canonical-json.js'
+import { sha256Hex } from '../../core/hash.js'
+import type { Store } from '../../core/stores/store.js'
 import { readDigest, type Read } from '../../core/targets/mcp/index.js'
 
-const MAX_READS = 1_000
-const MAX_THREADS = 10_000
+/** Whose thread: the caller (its principal's id) and the thread's name. */
+export interface ThreadOf {
+  principal: string
+  thread: string
+}
 
 export class ThreadReads {
-  private readonly threads = new Map<string, Map<string, string>>()
-
-  constructor(private readonly premiseTools: ReadonlySet<string>) {}
+  constructor(
+    private readonly premiseTools: ReadonlySet<string>,
+    private readonly store: Store,
+    private readonly target: string,
+  ) {}
 
   /** Whether reads of this tool are worth keeping (some tool rests on it). */
   keeps(tool: string): boolean {
     return this.premiseTools.has(tool)
   }
 
-  remember(thread: string, read: Read, result: JsonObject): void {
+  async remember(of: ThreadOf, read: Read, result: JsonObject): Promise<void> {
     if (!this.keeps(read.tool)) return
-    let reads = this.threads.get(thread)
-    if (!reads) {
-      if (this.threads.size >= MAX_THREADS) this.threads.delete(this.threads.keys().next().value!)
-      reads = new Map()
-      this.threads.set(thread, reads)
-    }
-    const k = keyOf(read)
-    reads.delete(k)
-    reads.set(k, readDigest(result))
-    if (reads.size > MAX_READS) reads.delete(reads.keys().next().value!)
+    await this.store.rememberRead({ ...of, target: this.target }, readName(read), readDigest(result))
   }
 
-  /** The digest of what `thread` last read with this tool and these arguments, if it did. */
-  recall(thread: string, read: Read): string | undefined {
-    return this.threads.get(thread)?.get(keyOf(read))
+  /** The digest of what the thread last read with this tool and these arguments, if it did. */
+  recall(of: ThreadOf, read: Read): Promise<string | undefined> {
+    return this.store.recallRead({ ...of, target: this.target }, readName(read))
   }
 }
 
-function keyOf(read: Read): string {
-  return `${read.tool}\n${canonicalJson(read.args)}`
+/** A read's name in the store: its tool and canonical arguments, hashed (arguments may be long). */
+function readName(read: Read): string {
+  return sha256Hex(`${read.tool}\n${canonicalJson(read.args)}`)
 }

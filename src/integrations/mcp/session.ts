@@ -13,10 +13,18 @@
  * - server → client: requests (sampling, elicitation, roots/list, ping) and
  *   notifications (list_changed, resources/updated, log messages) are passed
  *   on to the client.
- * - capabilities: the server session declares the client's; the client is
- *   told the server's (PrimedTransport), except `tasks`: a task-augmented
- *   call would bypass the journal, so the proxy does not offer tasks.
+ * - capabilities: the server session declares the client's (so roots only
+ *   when the client has them to give); the client is told the server's
+ *   (PrimedTransport), except `tasks`: a task-augmented call would bypass the
+ *   journal, so the proxy does not offer tasks.
+ * - a request of the server's that the client cannot be sent (over
+ *   Streamable HTTP, a client with no GET stream open within REACH_GRACE_MS)
+ *   is answered with an error, rather than left for the server to wait out
+ *   its timeout.
  *
+ * Every session is served as one principal (principal.ts): a tools/call of
+ * a tool the target's `allow` / `deny` keep it from is refused first
+ * (access.ts); what its reads answered is kept under its name (reads.ts).
  * A call of a tool whose tier is 1, 2 or 3 goes to the CallDesk (calls.ts).
  * A journaled call cannot be cancelled once proposed: the spec lets a
  * receiver ignore a cancellation for a request that "cannot be cancelled"
@@ -29,6 +37,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   ErrorCode,
+  McpError,
   ResultSchema,
   type ClientCapabilities,
   type Implementation,
@@ -41,12 +50,15 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { JsonObject } from '../../core/canonical-json.js'
 import { UpstreamLink, type McpTarget, type Read } from '../../core/targets/mcp/index.js'
+import { accessRefusal } from './access.js'
 import type { CallDesk } from './calls.js'
 import { PrimedTransport } from './primed-transport.js'
 import { readCallMeta, THREAD_META } from './meta.js'
+import type { Principal } from './principal.js'
 import type { ThreadReads } from './reads.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+type ToolCall = { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown>; idempotencyKey?: unknown }
 
 export interface SessionDeps {
   target: McpTarget
@@ -55,6 +67,52 @@ export interface SessionDeps {
   /** Every call waits for this (the proxy's recovery at start). */
   ready: Promise<void>
   log: (line: string) => void
+  /** How the default thread of a session is chosen (defaultThreadName). */
+  thread: ThreadChoice
+}
+
+/**
+ * Whether a request of the server's can reach the client now. Over stdio it
+ * always can; over Streamable HTTP only on the client's GET stream, and the
+ * SDK's transport drops what it cannot send there without a word.
+ */
+export interface ClientReach {
+  /** True once the client can be sent a request; false if it cannot within `ms`. */
+  whenReachable(ms: number): Promise<boolean>
+}
+
+/** Who the session is with: its id, its principal, and (HTTP) whether it can be sent requests. */
+export interface SessionPeer {
+  sessionId: string
+  principal: Principal
+  reach?: ClientReach
+}
+
+/**
+ * How long a request of the server's waits for the client to be able to take
+ * it: an HTTP client opens its GET stream right after it has initialized, and
+ * a server such as server-filesystem asks for roots at that very moment.
+ */
+const REACH_GRACE_MS = 2_000
+
+/** "per-session", "per-client", or the name of one thread for every session. */
+export type ThreadChoice = string
+
+/**
+ * The thread a session's calls go to when they name none
+ * (`_meta["interlock/thread"]`):
+ * - "per-session" (the default): `mcp/<target>/<session id>`, its own;
+ * - "per-client": `mcp/<target>/<principal>/<client name>` (the name the
+ *   client gives in `initialize`), shared by every session of the same caller
+ *   and host, so a host that restarts and repeats a call gets the first's answer;
+ * - any other name: that thread, for every session.
+ * Characters a thread name cannot hold (effect.ts) become "-".
+ */
+export function defaultThreadName(choice: ThreadChoice, target: string, peer: SessionPeer, client: Implementation | undefined): string {
+  if (choice === 'per-session') return `mcp/${target}/${peer.sessionId}`
+  if (choice !== 'per-client') return choice
+  const name = `mcp/${target}/${peer.principal.id}/${client?.name || 'unnamed-client'}`
+  return name.replace(/[^A-Za-z0-9._:@/-]/g, '-').slice(0, 200)
 }
 
 export class ProxySession {
@@ -66,23 +124,20 @@ export class ProxySession {
   /** Resolves once the client has initialized: what the server says or asks before then waits for it. */
   private readonly clientReady: Promise<void>
   private ready!: () => void
-  private defaultThread: string
+  /** Known once the client has said who it is (its `initialize`). */
+  private defaultThread!: string
 
   constructor(
     private readonly deps: SessionDeps,
     transport: Transport,
-    /** Names the session's default thread (`mcp/<target>/<id>`). */
-    sessionId: string,
+    private readonly peer: SessionPeer,
   ) {
     this.primed = new PrimedTransport(transport)
-    this.defaultThread = `mcp/${deps.target.name}/${sessionId}`
     this.done = new Promise((resolve) => (this.finish = resolve))
     this.clientReady = new Promise((resolve) => (this.ready = resolve))
     let caps: ClientCapabilities = {}
     let clientInfo: Implementation | undefined
-    this.link = new UpstreamLink(
-      deps.target.config,
-      deps.target.where,
+    this.link = deps.target.link(
       {
         get capabilities() {
           return caps
@@ -111,6 +166,7 @@ export class ProxySession {
     if (!first) return this.close()
     const params = (first.method === 'initialize' ? first.params : undefined) as { capabilities?: ClientCapabilities; clientInfo?: Implementation } | undefined
     this.mirror(params?.capabilities ?? {}, params?.clientInfo)
+    this.defaultThread = defaultThreadName(this.deps.thread, this.deps.target.name, this.peer, params?.clientInfo)
     let conn
     try {
       conn = await this.link.get()
@@ -148,12 +204,19 @@ export class ProxySession {
     const token = (params?._meta as { progressToken?: string | number } | undefined)?.progressToken
     const onprogress = token === undefined ? undefined : (p: Progress) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } } as ServerNotification)
     if (request.method === 'tools/call') {
-      const call = params as { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
+      const call = params as ToolCall
+      const refused = accessRefusal(this.deps.target.name, this.deps.target.config, call.name, this.peer.principal)
+      if (refused) {
+        this.deps.log(`${call.name}: refused: ${refused}`)
+        return { content: [{ type: 'text', text: `interlock: refused, nothing was sent: ${refused}.` }], isError: true }
+      }
       await this.deps.ready
       const decision = this.deps.target.decision(call.name)
-      if (decision && decision.tier !== 'read') return this.deps.desk.call(call, { link: this.link, defaultThread: this.defaultThread, onprogress, read: (r) => this.read(r) })
+      if (decision && decision.tier !== 'read') {
+        return this.deps.desk.call(call, { link: this.link, defaultThread: this.defaultThread, principal: this.peer.principal, onprogress, read: (r) => this.read(r) })
+      }
       const result = await this.forward(request.method, params, extra.signal, onprogress)
-      this.remember(call, result)
+      await this.remember(call, result)
       return result
     }
     return this.forward(request.method, params, extra.signal, onprogress)
@@ -164,8 +227,14 @@ export class ProxySession {
     return conn.request(method, params, { signal, onprogress })
   }
 
-  /** A read tool's answer, kept for the thread when some tool rests on that read. */
-  private remember(call: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, result: Record<string, unknown>): void {
+  /**
+   * A read tool's answer, kept for the caller's thread when some tool rests
+   * on that read, before the client gets it: a write it decides on is
+   * checked against it, whichever proxy serves the write. Not kept, the
+   * premise would silently become what the write's proposal reads, so a
+   * store that cannot keep it fails the read.
+   */
+  private async remember(call: ToolCall, result: Record<string, unknown>): Promise<void> {
     if (!this.deps.reads.keeps(call.name)) return
     let thread = this.defaultThread
     try {
@@ -173,7 +242,12 @@ export class ProxySession {
     } catch {
       return
     }
-    this.deps.reads.remember(thread, { tool: call.name, args: (call.arguments ?? {}) as JsonObject }, result as JsonObject)
+    try {
+      await this.deps.reads.remember({ principal: this.peer.principal.id, thread }, { tool: call.name, args: (call.arguments ?? {}) as JsonObject }, result as JsonObject)
+    } catch (e) {
+      this.deps.log(`${call.name}: could not keep what it answered for premises: ${(e as Error).message}`)
+      throw new McpError(ErrorCode.InternalError, `interlock mcp-proxy: the journal could not keep what ${call.name} answered, so a write resting on it could not be checked; read again: ${(e as Error).message}`)
+    }
   }
 
   private async read(r: Read): Promise<JsonObject> {
@@ -183,6 +257,10 @@ export class ProxySession {
 
   private async toClient(request: JSONRPCRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
     await this.clientReady
+    if (this.peer.reach && !(await this.peer.reach.whenReachable(REACH_GRACE_MS))) {
+      // A plain Error: the SDK answers it as InternalError (-32603) with this message, unprefixed.
+      throw new Error(`the client cannot be sent ${request.method} now: it has no stream open for the server's requests (Streamable HTTP: no GET stream)`)
+    }
     return this.server!.request({ method: request.method, params: request.params } as ServerRequest, ResultSchema, { signal })
   }
 

@@ -7,12 +7,15 @@
  * - installer: owns the schema and everything `interlock install` creates in
  *   it. Its script runs before the first install: the schema, owned by it.
  * - agent: proposes effects and reads its own (propose(), own_effects,
- *   own_records: schemas/postgres/0001_baseline.sql). No table at all.
+ *   own_records: schemas/postgres/0001_baseline.sql), and keeps what its
+ *   callers read (remember_read(), own_thread_reads: 0006_callers.sql).
+ *   No table at all.
  * - relay (and `reconcile-effects`): claims, leases, heartbeats, and moves
  *   effects it holds; never creates one, never rewrites what an effect is.
  *   Stores checkpoints it signs (`outbox checkpoint`).
  * - operator: releases, denials, resolutions, compensations (a compensation
- *   is a new effect), checkpoints, and everything read-only does.
+ *   is a new effect), checkpoints, and everything read-only does; and what an
+ *   agent keeps of its callers' reads, for an inline `mcp-proxy` run as it.
  * - read-only: status, list, show, verify, export.
  * - pruner (`outbox prune`): what read-only may, and deleting settled
  *   history under a checkpoint: records and effects rows, a checkpoint and
@@ -44,14 +47,16 @@ const LEASE_COLUMNS = ['lease_relay', 'lease_token', 'lease_expires']
 /** What a proposal through append() writes; proposed_by is left to its default (the database role that writes). */
 const EFFECT_INSERT_COLUMNS = ['id', 'journal', 'thread', 'target', 'action', 'tier', 'effect', 'state', 'last_seq', 'detail', 'created_at', 'updated_at']
 const HEAD_COLUMNS = ['head_seq', 'head_hash']
-const READABLE = ['schema_migrations', 'effects', 'journal_records', 'journals', 'relays', 'checkpoints', 'journal_bases']
+const READABLE = ['schema_migrations', 'effects', 'journal_records', 'journals', 'relays', 'checkpoints', 'journal_bases', 'thread_reads']
 const APPEND_FUNCTIONS = ['append', 'append_chain', 'append_chains', 'append_each', 'append_step']
-const AGENT_READS = ['schema_migrations', 'own_effects', 'own_records']
+const AGENT_READS = ['schema_migrations', 'own_effects', 'own_records', 'own_thread_reads']
+/** What the MCP gateway keeps of its callers' reads, per database role (0006_callers.sql). */
+const READ_KEEPING = 'remember_read'
 
 const WHAT: Record<GrantRole, string> = {
-  agent: 'proposes effects and reads its own (propose(), own_effects, own_records); no table, no other function',
+  agent: 'proposes effects and reads its own (propose(), own_effects, own_records), keeps its callers\' reads (remember_read(), own_thread_reads); no table, no other function',
   relay: 'claims, leases and moves the effects it holds, heartbeats, checkpoints; `interlock relay`, `interlock reconcile-effects` and `interlock outbox checkpoint`',
-  operator: 'releases, denials, resolutions, compensations and checkpoints (`interlock outbox ...`), and every read',
+  operator: 'releases, denials, resolutions, compensations and checkpoints (`interlock outbox ...`), every read, and its callers\' reads (an inline `interlock mcp-proxy`)',
   readOnly: '`interlock outbox status | list | show | verify | export`',
   pruner: '`interlock outbox prune`: deletes settled history under a checkpoint, and every read',
 }
@@ -130,7 +135,7 @@ export function grantsSql(schema: string, roles: RoleNames, version: number): st
       `GRANT USAGE ON SCHEMA ${s} TO ${n.q};`,
       ...grantsOf(n.kind, t, n.q),
     )
-    if (n.kind === 'agent') lines.push(...onlyGuard(s, n.name, 'an agent', AGENT_READS, ['propose']))
+    if (n.kind === 'agent') lines.push(...onlyGuard(s, n.name, 'an agent', AGENT_READS, ['propose', READ_KEEPING]))
     if (n.kind === 'readOnly') lines.push(...onlyGuard(s, n.name, 'a read-only role', READABLE, []))
   }
   lines.push('', 'COMMIT;', '')
@@ -143,7 +148,7 @@ function grantsOf(kind: GrantRole, t: (name: string) => string, q: string): stri
     case 'agent':
       return [
         `GRANT SELECT ON ${AGENT_READS.map(t).join(', ')} TO ${q};`,
-        `GRANT EXECUTE ON FUNCTION ${t('propose')} TO ${q};`,
+        `GRANT EXECUTE ON FUNCTION ${t('propose')}, ${t(READ_KEEPING)} TO ${q};`,
       ]
     case 'relay':
       return [
@@ -164,7 +169,8 @@ function grantsOf(kind: GrantRole, t: (name: string) => string, q: string): stri
         `GRANT INSERT ON ${t('journal_records')} TO ${q};`,
         `GRANT INSERT ${cols(['journal', ...HEAD_COLUMNS])}, UPDATE ${cols(HEAD_COLUMNS)} ON ${t('journals')} TO ${q};`,
         `GRANT INSERT ${cols(EFFECT_INSERT_COLUMNS)}, UPDATE ${cols(EFFECT_STEP_COLUMNS)} ON ${t('effects')} TO ${q};`,
-        `GRANT EXECUTE ON FUNCTION ${APPEND_FUNCTIONS.map(t).join(', ')} TO ${q};`,
+        `GRANT EXECUTE ON FUNCTION ${APPEND_FUNCTIONS.map(t).join(', ')}, ${t(READ_KEEPING)} TO ${q};`,
+        `GRANT SELECT ON ${t('own_thread_reads')} TO ${q};`,
         `GRANT INSERT ON ${t('checkpoints')} TO ${q};`,
       ]
     case 'readOnly':

@@ -104,5 +104,8 @@ export function statements(schema: string, access: PgAccess = 'full') {
       FROM unnest($1::text[]) AS js(journal) LEFT JOIN ${journals} h ON h.journal = js.journal`,
     checkpoints: `SELECT digest, made_at, document FROM ${s}.checkpoints ORDER BY made_at, digest`,
     recordsPage: `SELECT ${RECORD_COLUMNS} FROM ${records} WHERE (journal, seq) > ($1, $2) ORDER BY journal, seq LIMIT $3`,
+    // What a caller's thread read, kept per database role (schemas/postgres/0006_callers.sql).
+    rememberRead: `SELECT ${s}.remember_read($1, $2, $3, $4, $5)`,
+    recallRead: `SELECT digest FROM ${s}.own_thread_reads WHERE principal = $1 AND thread = $2 AND target = $3 AND read = $4`,
   }
 }

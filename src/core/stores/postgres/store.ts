@@ -28,6 +28,7 @@ import {
   type ListFilter,
   type PruneRequest,
   type PruneResult,
+  type ReadScope,
   type RelayHeartbeat,
   type Store,
   type StoreEvent,
@@ -191,6 +192,15 @@ export class PostgresStore implements Store {
       values.push(filter.thread)
       where.push(this.sql.inThread(values.length))
     }
+    // Fields of the effect's JSON, read from the rows the other conditions leave (a thread's, for the gateway's key check).
+    if (filter.principal !== undefined) {
+      values.push(filter.principal)
+      where.push(`effect->>'principal' = $${values.length}`)
+    }
+    if (filter.key !== undefined) {
+      values.push(filter.key)
+      where.push(`effect->>'key' = $${values.length}`)
+    }
     if (filter.idPrefix !== undefined) {
       // A range on the primary key ("g" follows every hex digit in C and in linguistic collations): the index answers it.
       values.push(filter.idPrefix, `${filter.idPrefix}g`)
@@ -284,6 +294,19 @@ export class PostgresStore implements Store {
     this.assertOpen()
     this.assertFull('forgetting relays')
     return forgetRelays(this.bound, this.leases, olderThanMs)
+  }
+
+  // Every role that keeps reads goes through remember_read() and own_thread_reads (schemas/postgres/0006_callers.sql),
+  // an agent role as any other: reads are kept apart per database role.
+  async rememberRead(scope: ReadScope, read: string, digest: string): Promise<void> {
+    this.assertOpen()
+    await this.query('keeping a read', this.sql.rememberRead, [scope.principal, scope.thread, scope.target, read, digest])
+  }
+
+  async recallRead(scope: ReadScope, read: string): Promise<string | undefined> {
+    this.assertOpen()
+    const { rows } = await this.query<{ digest: string }>('recalling a read', this.sql.recallRead, [scope.principal, scope.thread, scope.target, read])
+    return rows[0]?.digest
   }
 
   subscribe?(event: StoreEvent, listener: () => void): Promise<() => Promise<void>> {

@@ -46,6 +46,7 @@ const UNSETTLED = STATES.filter((s) => !TERMINAL_STATES.includes(s))
 const NAMES = [
   'effectForAppend', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'settleEffect', 'insertHead', 'updateHead',
   'history', 'inFlight', 'inFlightRecords', 'journalEnd', 'countSettled', 'countOpen', 'recordsPage', 'base', 'checkpoints',
+  'rememberRead', 'recallRead',
 ] as const
 export type Statements = Record<(typeof NAMES)[number], Statement>
 
@@ -107,5 +108,11 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     recordsPage: db
       .prepare(`SELECT ${RECORD_COLUMNS} FROM journal_records WHERE (journal, seq) > (?, ?) ORDER BY journal, seq LIMIT ?`)
       .raw(true),
+    // What a caller's thread read (schemas/sqlite/0003_callers.sql): the last answer of each read wins.
+    rememberRead: db.prepare(
+      `INSERT INTO thread_reads (principal, thread, target, read, digest, read_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (principal, thread, target, read) DO UPDATE SET digest = excluded.digest, read_at = excluded.read_at`,
+    ),
+    recallRead: db.prepare(`SELECT digest FROM thread_reads WHERE principal = ? AND thread = ? AND target = ? AND read = ?`).pluck(),
   }
 }

@@ -30,6 +30,7 @@ import {
   type ListFilter,
   type PruneRequest,
   type PruneResult,
+  type ReadScope,
   type RelayHeartbeat,
   type Store,
   type StoredCheckpoint,
@@ -157,6 +158,15 @@ export class SqliteStore implements Store {
       where.push('id IN (SELECT effect_id FROM journal_records WHERE journal = ?)')
       params.push(filter.thread)
     }
+    // Fields of the effect's JSON, read from the rows the other conditions leave (a thread's, for the gateway's key check).
+    if (filter.principal !== undefined) {
+      where.push(`json_extract(effect, '$.principal') = ?`)
+      params.push(filter.principal)
+    }
+    if (filter.key !== undefined) {
+      where.push(`json_extract(effect, '$.key') = ?`)
+      params.push(filter.key)
+    }
     if (filter.idPrefix !== undefined) {
       // A range on the primary key ("g" follows every hex digit): the index answers it.
       where.push('id >= ? AND id < ?')
@@ -239,6 +249,16 @@ export class SqliteStore implements Store {
   async forgetRelays(olderThanMs: number): Promise<number> {
     this.assertOpen()
     return this.write('forgetting relays', () => this.leases.forget(olderThanMs))
+  }
+
+  async rememberRead(scope: ReadScope, read: string, digest: string): Promise<void> {
+    this.assertOpen()
+    this.write('keeping a read', () => this.q.rememberRead.run(scope.principal, scope.thread, scope.target, read, digest, this.clock.now().toISOString()))
+  }
+
+  async recallRead(scope: ReadScope, read: string): Promise<string | undefined> {
+    this.assertOpen()
+    return this.read('recalling a read', () => this.q.recallRead.get(scope.principal, scope.thread, scope.target, read) as string | undefined)
   }
 
   async close(): Promise<void> {

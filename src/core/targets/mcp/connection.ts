@@ -5,8 +5,9 @@
  *
  * - stdio: the server is spawned with `command`, `args` and `cwd`, and an
  *   environment of only HOME, LOGNAME, PATH, SHELL, TERM and USER (the SDK's
- *   default) plus the target's `env`: nothing else of Interlock's own
- *   environment (a database URL, a relay key's passphrase) reaches it. Its
+ *   default) plus the target's `env_pass` and `env`: nothing else of
+ *   Interlock's own environment (a database URL, a relay key's passphrase)
+ *   reaches it (environment.ts). Its
  *   stderr is passed on to ours, stdout being the protocol channel. It runs
  *   in a process group of its own, stopped whole when the session ends
  *   (server-process.ts).
@@ -41,9 +42,10 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { McpTargetConfig } from '../../config/types.js'
+import { environmentNote } from './environment.js'
 import { ServerProcessTransport } from './server-process.js'
 
-export type UpstreamSpec = Pick<McpTargetConfig, 'command' | 'args' | 'env' | 'cwd' | 'url' | 'headers' | 'timeoutMs' | 'connectTimeoutMs'>
+export type UpstreamSpec = Pick<McpTargetConfig, 'command' | 'args' | 'env' | 'envPass' | 'cwd' | 'url' | 'headers' | 'timeoutMs' | 'connectTimeoutMs'>
 
 export interface UpstreamHooks {
   /** The client's capabilities to declare (the proxy mirrors its own client's); default none. */
@@ -58,6 +60,8 @@ export interface UpstreamHooks {
   onClose?: (why: string) => void
   /** Where a stdio server's stderr goes (default: ours). */
   stderr?: 'inherit' | 'ignore'
+  /** The target's key in interlock.toml (`targets.<name>`), named when the server does not start. */
+  configKey?: string
 }
 
 export interface CallOptions {
@@ -117,7 +121,9 @@ export class UpstreamConnection {
       // Awaited: a server that never answered initialize is stopped, with its group, before this says so.
       await client.close().catch(() => {})
       const why = timer.aborted ? `no answer to initialize within ${spec.connectTimeoutMs} ms` : (e as Error).message
-      throw new UpstreamUnavailable(`${where} could not be ${spec.url ? 'reached' : 'started'}: ${why}`, { cause: e })
+      // A stdio server that needs a variable it was not given hangs or exits here: say what it had.
+      const env = spec.url ? '' : `; ${environmentNote(spec, hooks.configKey ?? 'the target')}`
+      throw new UpstreamUnavailable(`${where} could not be ${spec.url ? 'reached' : 'started'}: ${why}${env}`, { cause: e })
     }
     return conn
   }
@@ -185,7 +191,7 @@ export class UpstreamConnection {
 
 function transportFor(spec: UpstreamSpec, hooks: UpstreamHooks): Transport {
   if (spec.url) return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } })
-  return new ServerProcessTransport({ command: spec.command!, args: spec.args, env: spec.env, cwd: spec.cwd, stderr: hooks.stderr ?? 'inherit' })
+  return new ServerProcessTransport({ command: spec.command!, args: spec.args, env: spec.env, envPass: spec.envPass, cwd: spec.cwd, stderr: hooks.stderr ?? 'inherit' })
 }
 
 function firstLine(text: string): string {

@@ -9,7 +9,11 @@
  * call sends is the journaled arguments, plus, where declared, the effect id
  * in `key_arg` (tier 1: the server deduplicates on it) or at `mark` (a marker
  * a tier-2 `query` finds again), and `_meta["interlock/effect"]` = the
- * effect id on every call, for servers that can use it.
+ * effect id on every call, for servers that can use it. An effect that
+ * carries a W3C trace context sends it as `_meta.traceparent` /
+ * `tracestate`, so the server's span joins the trace of the call that asked
+ * (the proxy's client's own `_meta`, when the call is made for it, goes on
+ * as it came).
  *
  * Connections: the target opens its own session with the server when it
  * first needs one (a relay, recovery, `interlock check`). The proxy binds
@@ -25,7 +29,8 @@ import type { Effect, Premises, Receipt, Tier } from '../../effect.js'
 import { ConfigError, DispatchFault, InputError } from '../../errors.js'
 import { passFence } from '../fence.js'
 import type { ApplyContext, EffectTarget, ProbeResult } from '../target.js'
-import { UpstreamLink, type UpstreamConnection } from './connection.js'
+import { UpstreamLink, type UpstreamConnection, type UpstreamHooks } from './connection.js'
+import { startHint } from './environment.js'
 import { callFault } from './faults.js'
 import { capturePremises, premiseViolations, readsFor, type Read, type Remembered } from './premises.js'
 import { probeMcp } from './probe.js'
@@ -34,13 +39,19 @@ import { at, expand, expandText, placeholdersIn } from './template.js'
 import { decideTier, tierText, type TierDecision, type ToolListing } from './tiers.js'
 
 /**
- * What this target's own sessions say they can do: everything a client may,
- * so that a server that lists some tools only to clients able to serve them
- * (sampling, elicitation, roots) lists them all, and every declared tool can
- * be checked. What such a server asks of these sessions is answered "method
- * not found": there is no person or model behind them.
+ * What this target's own sessions (the tool list at start, recovery,
+ * `interlock check`) say they can do: sampling and elicitation, so that a
+ * server that lists some tools only to clients able to serve them lists them
+ * all, and every declared tool can be checked; what such a server asks of
+ * these sessions is answered "method not found": there is no person or model
+ * behind them. Not roots: a client that declares roots must answer
+ * roots/list (modelcontextprotocol.io/specification/2025-06-18/client/roots),
+ * and these sessions have none to give. An empty list would say there is no
+ * place the server may work; declaring none lets it use what it was started
+ * with (server-filesystem: the folders in its arguments). A client's own
+ * session declares roots when that client does (integrations/mcp/session.ts).
  */
-export const LISTING_CAPABILITIES = { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} }
+export const LISTING_CAPABILITIES = { sampling: {}, elicitation: { form: {}, url: {} } }
 
 /** The `_meta` key every call carries its effect id under. */
 export const EFFECT_META = 'interlock/effect'
@@ -74,11 +85,23 @@ export class McpTarget implements EffectTarget {
     readonly options: McpTargetOptions = {},
   ) {
     checkSettings(name, config)
-    this.own = new UpstreamLink(config, this.where, { capabilities: LISTING_CAPABILITIES, stderr: 'inherit' })
+    this.own = this.link({ capabilities: LISTING_CAPABILITIES, stderr: 'inherit' })
   }
 
   get where(): string {
     return `target ${this.name}`
+  }
+
+  /** What to check when the server does not start or answer: command, environment and start time (stdio), or url. */
+  get unreachableHint(): string {
+    return startHint(`targets.${this.name}`, this.config)
+  }
+
+  /** A session with the server, opened at first use (a proxy client's, this target's own, a probe's). */
+  link(hooks: UpstreamHooks, onOpen?: ConstructorParameters<typeof UpstreamLink>[3]): UpstreamLink {
+    // Set on the hooks as given, not copied: a proxy session's capabilities are getters, read when the session opens.
+    hooks.configKey ??= `targets.${this.name}`
+    return new UpstreamLink(this.config, this.where, hooks, onOpen)
   }
 
   /** Routes one submitted call (by its effect id) until the returned function is called. */
@@ -153,6 +176,12 @@ export class McpTarget implements EffectTarget {
     return d.tier
   }
 
+  /** The server lists the tool with an outputSchema: its results must carry structuredContent unless they are errors. */
+  declaresOutput(tool: string): boolean {
+    const schema = this.listing?.get(tool)?.outputSchema
+    return schema !== undefined && schema !== null
+  }
+
   toolConfig(tool: string): McpToolConfig | undefined {
     return this.config.tools[tool]
   }
@@ -190,7 +219,7 @@ export class McpTarget implements EffectTarget {
       throw new DispatchFault('refused', `${where}: ${(e as Error).message}`, { cause: e })
     }
     const conn = await this.session(route, where)
-    const params = { name: effect.action, arguments: args, _meta: { ...route?.meta, [EFFECT_META]: effect.id } }
+    const params = { name: effect.action, arguments: args, _meta: { ...effect.trace, ...route?.meta, [EFFECT_META]: effect.id } }
     // The last word before the request is written (targets/fence.ts): the SDK writes it within request().
     passFence(ctx.fence, where)
     let result: JsonObject
@@ -246,7 +275,7 @@ export class McpTarget implements EffectTarget {
 
   /** A fresh session of its own, for a probe (closed by the caller). */
   openProbeLink(): UpstreamLink {
-    return new UpstreamLink(this.config, this.where, { capabilities: LISTING_CAPABILITIES, stderr: 'ignore' })
+    return this.link({ capabilities: LISTING_CAPABILITIES, stderr: 'ignore' })
   }
 
   private async session(route: CallRoute | undefined, where: string): Promise<UpstreamConnection> {

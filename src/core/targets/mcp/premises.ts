@@ -5,8 +5,8 @@
  * before the call is sent (docs/design.md, "Promises" 3). A different answer
  * means the world changed under the agent's decision: REJECTED, nothing sent.
  *
- * What the agent read comes from the proxy, which remembers per thread what
- * each read returned (integrations/mcp/reads.ts); a read the agent did not
+ * What the agent read comes from the proxy, which keeps per caller and
+ * thread what each read returned (integrations/mcp/reads.ts); a read the agent did not
  * make through it is made when the call is proposed. Only digests are
  * journaled: what a file said is not the journal's business, and a digest
  * holds no secret.
@@ -31,7 +31,7 @@ export interface ReadPremise extends Read {
 export type ReadTool = (read: Read) => Promise<JsonObject>
 
 /** What a thread already read, by the read's tool and arguments (the proxy's memory), or undefined. */
-export type Remembered = (read: Read) => string | undefined
+export type Remembered = (read: Read) => string | undefined | Promise<string | undefined>
 
 /** The reads a call of a tool rests on, with its arguments filled in. */
 export function readsFor(restsOn: readonly McpReadConfig[], args: JsonObject): Read[] {
@@ -47,7 +47,7 @@ export function readDigest(result: JsonObject): string {
 export async function capturePremises(reads: readonly Read[], remembered: Remembered, read: ReadTool): Promise<Premises> {
   if (reads.length === 0) return {}
   const premises: ReadPremise[] = []
-  for (const r of reads) premises.push({ ...r, digest: remembered(r) ?? readDigest(await read(r)) })
+  for (const r of reads) premises.push({ ...r, digest: (await remembered(r)) ?? readDigest(await read(r)) })
   return { reads: premises as unknown as JsonObject[] }
 }
 

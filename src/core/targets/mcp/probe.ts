@@ -25,7 +25,7 @@ export async function probeMcp(target: McpTarget, signal?: AbortSignal): Promise
       tools = await conn.listTools({ signal })
     } catch (e) {
       const detail = e instanceof UpstreamUnavailable ? e.message : `${target.where}: ${(e as Error).message}`
-      return { ok: false, detail, fix: target.config.url ? 'Check url (and headers) and that the server answers there.' : 'Check command, args and cwd: the server must start and speak MCP on stdio.' }
+      return { ok: false, detail, fix: target.unreachableHint }
     }
     target.addTools(tools)
     const problems = target.unknownTools()

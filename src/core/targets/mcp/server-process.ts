@@ -21,16 +21,18 @@
  * close, which is all the spec gives it.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { serverEnvironment } from './environment.js'
 
 export interface ServerProcessSpec {
   command: string
   args?: string[]
-  /** Added to the safe defaults (HOME, LOGNAME, PATH, SHELL, TERM, USER): nothing else of ours is passed on. */
+  /** Added to the safe defaults (HOME, LOGNAME, PATH, SHELL, TERM, USER): nothing else of ours is passed on (environment.ts). */
   env?: Record<string, string>
+  /** Names of our own variables passed on as they are, when set. */
+  envPass?: string[]
   cwd?: string
   stderr?: 'inherit' | 'ignore'
 }
@@ -102,7 +104,7 @@ export class ServerProcessTransport implements Transport {
     }
     return new Promise((resolve, reject) => {
       const child = spawn(this.spec.command, this.spec.args ?? [], {
-        env: { ...getDefaultEnvironment(), ...this.spec.env },
+        env: serverEnvironment(this.spec),
         cwd: this.spec.cwd,
         stdio: ['pipe', 'pipe', this.spec.stderr ?? 'inherit'],
         // The leader of a process group of its own: the group is what is stopped.

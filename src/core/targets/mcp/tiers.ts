@@ -17,10 +17,12 @@ import type { Tier } from '../../effect.js'
 
 export type ToolTier = Tier | 'read'
 
-/** What the server says about a tool (its `tools/list` entry), as far as tiers need it. */
+/** What the server says about a tool (its `tools/list` entry), as far as the target needs it. */
 export interface ToolListing {
   name: string
   annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; destructiveHint?: boolean }
+  /** The JSON Schema its results' structuredContent conforms to, when it declares one. */
+  outputSchema?: object
 }
 
 export interface TierDecision {
