@@ -229,9 +229,18 @@ query = { url = "https://t.example.com/recent", found = "/0/id" }
 
   it('a config without templates loads as before, and a target built in code is checked the same way', () => {
     expect(httpOf(`[targets.svc]\ntype = "http"\ntier = 2\nurl = "https://svc.example.com/x"\nquery_url = "https://svc.example.com/x/{effect_id}"\n`)).not.toHaveProperty('actions')
-    expect(() => new HttpTarget('svc', { tier: 3, url: 'https://svc.example.com/x', body: { kind: 'json', template: { a: '{args}' } } })).toThrow(
-      /targets\.svc\.body: \{args\} is not a placeholder/,
-    )
+    expect(() => new HttpTarget('svc', { tier: 3, url: 'https://svc.example.com/x', receipt: 'id' })).toThrow(/targets\.svc\.receipt: /)
+  })
+
+  it('a secret whose value holds braces is no misspelt placeholder, and is not quoted in any message', () => {
+    const toml = `[targets.svc]\ntype = "http"\ntier = 3\nurl = "https://svc.example.com/x/\${TOKEN}"\nbody = { a = "{args.a}", note = "\${TOKEN}" }\n`
+    const config = parseConfig(toml, { file: '/etc/interlock/interlock.toml', env: { TOKEN: 'p{w}d{args}' } })
+    const svc = config.targets.svc!
+    expect(svc.type).toBe('http')
+    if (svc.type !== 'http') throw new Error('unreachable')
+    expect(() => new HttpTarget('svc', svc)).not.toThrow()
+    // The same braces written in the file itself are a misspelt placeholder, named by key.
+    expect(() => parseConfig(toml.replace('\${TOKEN}"\nbody', 'p{w}"\nbody'), { file: '/etc/interlock/interlock.toml', env: { TOKEN: 'x' } })).toThrow(/1 problem/)
   })
 })
 

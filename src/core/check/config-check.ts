@@ -17,7 +17,7 @@ import { dirname, relative, resolve } from 'node:path'
 import { parse } from 'smol-toml'
 import { defaultConfig } from '../config/defaults.js'
 import { CONFIG_ENV_VAR, CONFIG_FILE_NAME, parseConfig } from '../config/load.js'
-import { httpTemplateProblems, settleProblems } from '../targets/http/templates.js'
+import { loadedHttpTemplateProblems, settleProblems } from '../targets/http/templates.js'
 import { expandEnv } from '../config/expand-env.js'
 import { normalizeGate, normalizeStore, normalizeTarget } from '../config/normalize.js'
 import { isNotaryRefusal, notaryTargetsHint } from '../config/notary-targets.js'
@@ -87,7 +87,7 @@ export function checkConfig(options: ConfigStepOptions): ConfigStep {
   for (const [name, t] of Object.entries((raw.targets ?? {}) as Record<string, Record<string, unknown>>)) targets[name] = normalizeTarget(t, dir)
   // An http target's request templates, checked as the loader checks them (targets/http/templates.ts).
   const maxWaitMs = normalizeGate(raw.gate).maxWaitMs
-  const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? [...httpTemplateProblems(name, t), ...settleProblems(name, t, maxWaitMs)] : []))
+  const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? [...loadedHttpTemplateProblems(name, t, writtenTarget(doc, name), dir), ...settleProblems(name, t, maxWaitMs)] : []))
   if (templateProblems.length > 0) return { file, rows: [fileRow, ...problemRows(templateProblems)] }
   const { operators, problems: operatorProblems } = normalizeOperators(raw.operators)
   const { policy, problems: policyProblems } = normalizePolicy(raw.policy as Record<string, unknown> | undefined, operators.length)
@@ -124,4 +124,10 @@ function problemRows(problems: string[]): CheckRow[] {
 function describe(config: InterlockConfig): string {
   const n = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
   return `valid: ${config.store.kind} store, ${n(Object.keys(config.targets).length, 'target')}, ${n(config.operators.length, 'operator')}, ${n(config.policy.rules.length, 'policy rule')}`
+}
+
+/** A target's table as the file writes it (its ${VAR}s not filled in). */
+function writtenTarget(doc: unknown, name: string): Record<string, unknown> {
+  const targets = (doc as { targets?: Record<string, Record<string, unknown>> } | undefined)?.targets
+  return targets?.[name] ?? {}
 }

@@ -25,7 +25,7 @@ import { normalizeOperators, normalizePolicy } from './policy.js'
 import type { InterlockConfig, TargetConfig } from './types.js'
 import { unsetVariablesError, type UnsetReference } from './unset-variables.js'
 import { validateConfigDocument } from './validate.js'
-import { httpTemplateProblems, settleProblems } from '../targets/http/templates.js'
+import { loadedHttpTemplateProblems, settleProblems } from '../targets/http/templates.js'
 
 export const CONFIG_FILE_NAME = 'interlock.toml'
 export const CONFIG_ENV_VAR = 'INTERLOCK_CONFIG'
@@ -108,7 +108,7 @@ export function parseConfig(
   const { policy, problems: policyProblems } = normalizePolicy(raw.policy, operators.length)
   // What the schema cannot say about an http target's request templates, with the same key paths.
   const gate = normalizeGate(raw.gate)
-  const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? [...httpTemplateProblems(name, t), ...settleProblems(name, t, gate.maxWaitMs)] : []))
+  const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? [...loadedHttpTemplateProblems(name, t, writtenTarget(doc, name), dir), ...settleProblems(name, t, gate.maxWaitMs)] : []))
   const crossProblems = [...templateProblems, ...operatorProblems, ...policyProblems]
   if (crossProblems.length > 0) throw invalid(shown, file, crossProblems)
   const unresolvedOf = new Map<string, string[]>()
@@ -182,4 +182,10 @@ function nonEmpty(value: string | undefined): string | undefined {
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`
+}
+
+/** A target's table as the file writes it (its ${VAR}s not filled in). */
+function writtenTarget(doc: unknown, name: string): Record<string, unknown> {
+  const targets = (doc as { targets?: Record<string, Record<string, unknown>> } | undefined)?.targets
+  return targets?.[name] ?? {}
 }

@@ -215,7 +215,9 @@ function checkSettings(name: string, c: Settled): void {
   for (const [field, v] of [['timeout_ms', c.timeoutMs], ['connect_timeout_ms', c.connectTimeoutMs]] as const) {
     if (!Number.isInteger(v) || v <= 0) problems.push(`${key}.${field}: must be a positive whole number of milliseconds`)
   }
-  problems.push(...httpTemplateProblems(name, c))
+  // Settings here have their ${VAR}s filled in, and a secret may hold braces: misspelt placeholders are the loader's
+  // to find, in the file's own text (loadedHttpTemplateProblems); everything else is checked again.
+  problems.push(...httpTemplateProblems(name, c, { strays: false }))
   if (problems.length > 0) {
     throw new ConfigError(`target ${name} is misconfigured: ${problems.join('; ')}`, problems, {
       hint: 'Fix the [targets] section of interlock.toml.',

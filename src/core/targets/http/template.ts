@@ -18,8 +18,11 @@ import { InputError } from '../../errors.js'
 const NAME = '(effect_id|action|args(?:\\.[A-Za-z0-9_-]+)+)'
 const PLACEHOLDER = new RegExp(`\\{${NAME}\\}`, 'g')
 const WHOLE = new RegExp(`^\\{${NAME}\\}$`)
-/** Anything that looks like a placeholder: `{word}` or `{word.word}`, no spaces (GraphQL's `{ id }` has them). */
-const LOOKS_LIKE = /\{([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)\}/g
+/**
+ * Anything that looks like a placeholder: `{word}` or `{word.word}`, no spaces (GraphQL's `{ id }` has them),
+ * and not an environment reference (`${API_TOKEN}`, checked before it is filled in).
+ */
+const LOOKS_LIKE = /(?<!\$)\{([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)\}/g
 
 export interface TemplateVars {
   /** Absent where the effect does not exist yet (premises are read before it is proposed). */

@@ -15,6 +15,7 @@
  * - a status listed as two different outcomes.
  */
 import { tomlKeyPath } from '../../config/key-path.js'
+import { normalizeTarget } from '../../config/normalize.js'
 import type { HttpTargetConfig } from '../../config/types.js'
 import type { HttpActionConfig, HttpQueryTemplate, HttpReadTemplate, HttpTemplateKeys, StatusSpec } from '../../config/types-http.js'
 import { allSpecs, specsOf, type ActionSpec } from './actions.js'
@@ -22,10 +23,17 @@ import { pointerProblem } from './pointer.js'
 import { argPathOf, placeholdersOf, strayPlaceholders } from './template.js'
 
 type Path = (string | number)[]
+/** The problems found so far, and whether brace words are looked for. */
+type Problems = string[] & { skipStrays?: boolean }
 const key = (path: Path): string => tomlKeyPath(path.map(String))
 
-export function httpTemplateProblems(name: string, c: HttpTargetConfig): string[] {
-  const problems: string[] = []
+/**
+ * `strays: false` for settings whose ${VAR}s are filled in already: a secret's
+ * value may hold braces (`{y}`) that are no misspelt placeholder, and must not
+ * be quoted in a message. The loader checks the file's own text for them.
+ */
+export function httpTemplateProblems(name: string, c: HttpTargetConfig, options: { strays?: boolean } = {}): string[] {
+  const problems: Problems = Object.assign([], { skipStrays: options.strays === false })
   const base: Path = ['targets', name]
   levelProblems(problems, base, c)
   for (const [action, own] of Object.entries(c.actions ?? {})) levelProblems(problems, [...base, 'actions', action], own)
@@ -41,8 +49,25 @@ export function httpTemplateProblems(name: string, c: HttpTargetConfig): string[
   return problems
 }
 
+/**
+ * A loaded http target's template problems: the file's own text (its
+ * `${VAR}`s not yet filled in) is looked at for misspelt placeholders, so
+ * a secret's braces are never taken for one nor quoted; the rest is checked
+ * on the settings as they will be used.
+ */
+export function loadedHttpTemplateProblems(name: string, resolved: HttpTargetConfig, asWritten: Record<string, unknown>, dir: string): string[] {
+  let written: HttpTargetConfig | undefined
+  try {
+    const t = normalizeTarget(asWritten, dir)
+    if (t.type === 'http') written = t
+  } catch {
+    // What cannot be read as written is read as resolved, braces aside.
+  }
+  return written ? httpTemplateProblems(name, written) : httpTemplateProblems(name, resolved, { strays: false })
+}
+
 /** What one table (the target's or an action's) declares, checked where it is written. */
-function levelProblems(out: string[], at: Path, t: HttpTemplateKeys & { url?: string; args?: string[] }): void {
+function levelProblems(out: Problems, at: Path, t: HttpTemplateKeys & { url?: string; args?: string[] }): void {
   strays(out, [...at, 'url'], t.url)
   strays(out, [...at, 'params'], t.params)
   bodyProblems(out, at, t)
@@ -52,7 +77,7 @@ function levelProblems(out: string[], at: Path, t: HttpTemplateKeys & { url?: st
   t.restsOn?.forEach((r, i) => readProblems(out, [...at, 'rests_on', i], r))
 }
 
-function bodyProblems(out: string[], at: Path, t: Pick<HttpTemplateKeys, 'body'>): void {
+function bodyProblems(out: Problems, at: Path, t: Pick<HttpTemplateKeys, 'body'>): void {
   const b = t.body
   if (!b) return
   if (b.kind === 'json') {
@@ -69,7 +94,7 @@ function bodyProblems(out: string[], at: Path, t: Pick<HttpTemplateKeys, 'body'>
   else strays(out, [...at, 'graphql', 'variables'], b.variables)
 }
 
-function queryProblems(out: string[], at: Path, q: HttpQueryTemplate): void {
+function queryProblems(out: Problems, at: Path, q: HttpQueryTemplate): void {
   strays(out, [...at, 'url'], q.url)
   strays(out, [...at, 'params'], q.params)
   strays(out, [...at, 'found_equals'], q.foundEquals)
@@ -80,7 +105,7 @@ function queryProblems(out: string[], at: Path, q: HttpQueryTemplate): void {
   statusOverlaps(out, at, { committed: q.foundStatus, unknown: q.notFoundStatus }, { committed: 'found_status', unknown: 'not_found_status' })
 }
 
-function readProblems(out: string[], at: Path, r: HttpReadTemplate): void {
+function readProblems(out: Problems, at: Path, r: HttpReadTemplate): void {
   strays(out, [...at, 'url'], r.url)
   strays(out, [...at, 'params'], r.params)
   for (const [k, v] of [['url', r.url], ['params', r.params]] as const) {
@@ -90,7 +115,7 @@ function readProblems(out: string[], at: Path, r: HttpReadTemplate): void {
 }
 
 /** Checks on what an action ends up with, its own keys over the target's. */
-function specProblems(out: string[], spec: ActionSpec, own: HttpTargetConfig | HttpActionConfig): void {
+function specProblems(out: Problems, spec: ActionSpec, own: HttpTargetConfig | HttpActionConfig): void {
   const at = spec.keyPath
   if (spec.tier === 2 && !spec.query) {
     out.push(`${at}.query: required when tier = 2 (the gate asks it whether an effect already happened); or declare tier 1 or 3`)
@@ -132,7 +157,8 @@ function bodyStrings(b: ActionSpec['request']['body']): unknown {
   return b.kind === 'json' ? b.template : b.kind === 'form' ? b.fields : b.variables
 }
 
-function strays(out: string[], at: Path, template: unknown): void {
+function strays(out: Problems, at: Path, template: unknown): void {
+  if (out.skipStrays) return
   for (const s of new Set(strayPlaceholders(template))) {
     const hint = s.startsWith('args') ? `{args.NAME}` : /^[a-z_][a-z0-9_]*$/i.test(s) ? `{args.${s}}` : '{args.NAME}'
     out.push(`${key(at)}: {${s}} is not a placeholder; write ${hint}, {effect_id} or {action}`)
