@@ -14,6 +14,9 @@
  */
 import type { JsonObject, JsonValue } from '../../canonical-json.js'
 import { InputError } from '../../errors.js'
+import { at, fillText, fillValue, placeholderNames, type PlaceholderSyntax } from '../template-fill.js'
+
+export { at }
 
 const NAME = '(effect_id|action|args(?:\\.[A-Za-z0-9_-]+)+)'
 const PLACEHOLDER = new RegExp(`\\{${NAME}\\}`, 'g')
@@ -23,6 +26,7 @@ const WHOLE = new RegExp(`^\\{${NAME}\\}$`)
  * and not an environment reference (`${API_TOKEN}`, checked before it is filled in).
  */
 const LOOKS_LIKE = /(?<!\$)\{([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)\}/g
+const SYNTAX: PlaceholderSyntax = { placeholder: PLACEHOLDER, whole: WHOLE }
 
 export interface TemplateVars {
   /** Absent where the effect does not exist yet (premises are read before it is proposed). */
@@ -33,18 +37,12 @@ export interface TemplateVars {
 
 /** Every placeholder a template names (`effect_id`, `args.to`), in strings at any depth. */
 export function placeholdersOf(template: unknown): string[] {
-  if (typeof template === 'string') return [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!)
-  if (Array.isArray(template)) return template.flatMap(placeholdersOf)
-  if (template !== null && typeof template === 'object') return Object.values(template).flatMap(placeholdersOf)
-  return []
+  return placeholderNames(template, SYNTAX)
 }
 
 /** Brace words that are no placeholder (`{charge_id}`, `{arg.to}`, `{args}`), for load-time checks. */
 export function strayPlaceholders(template: unknown): string[] {
-  if (typeof template === 'string') return [...template.matchAll(LOOKS_LIKE)].map((m) => m[1]!).filter((n) => !WHOLE.test(`{${n}}`))
-  if (Array.isArray(template)) return template.flatMap(strayPlaceholders)
-  if (template !== null && typeof template === 'object') return Object.values(template).flatMap(strayPlaceholders)
-  return []
+  return placeholderNames(template, { placeholder: LOOKS_LIKE, whole: WHOLE }).filter((n) => !WHOLE.test(`{${n}}`))
 }
 
 /** The args path a placeholder names (`args.customer.id` → ["customer", "id"]), or null for effect_id and action. */
@@ -74,24 +72,12 @@ export function expandUrl(template: string, vars: TemplateVars): string {
 
 /** A template value with every placeholder filled in (JSON body, GraphQL variables, form fields). */
 export function expandValue(template: JsonValue, vars: TemplateVars): JsonValue {
-  if (typeof template === 'string') {
-    const whole = WHOLE.exec(template)
-    if (whole) return lookup(whole[1]!, vars)
-    return expandText(template, vars)
-  }
-  if (Array.isArray(template)) return template.map((t) => expandValue(t, vars))
-  if (template !== null && typeof template === 'object') {
-    return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, expandValue(v, vars)]))
-  }
-  return template
+  return fillValue(template, SYNTAX, (name) => lookup(name, vars))
 }
 
 /** A template string with every placeholder written as text. */
 export function expandText(template: string, vars: TemplateVars): string {
-  return template.replace(PLACEHOLDER, (_, name: string) => {
-    const v = lookup(name, vars)
-    return typeof v === 'string' ? v : JSON.stringify(v)
-  })
+  return fillText(template, SYNTAX, (name) => lookup(name, vars))
 }
 
 /** A value that must go out as one text (a URL part, a form field, a header). */
@@ -102,13 +88,3 @@ export function scalar(name: string, value: JsonValue, where: string): string {
   })
 }
 
-/** The value at a path into the arguments, or undefined. */
-export function at(value: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {
-  let node: JsonValue | undefined = value
-  for (const step of path) {
-    if (Array.isArray(node)) node = /^\d+$/.test(step) ? node[Number(step)] : undefined
-    else if (node !== null && typeof node === 'object') node = Object.prototype.hasOwnProperty.call(node, step) ? node[step] : undefined
-    else return undefined
-  }
-  return node
-}

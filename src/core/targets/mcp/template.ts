@@ -10,6 +10,9 @@
  */
 import type { JsonObject, JsonValue } from '../../canonical-json.js'
 import { InputError } from '../../errors.js'
+import { at, fillText, fillValue, placeholderNames } from '../template-fill.js'
+
+export { at }
 
 export interface TemplateInput {
   args: JsonObject
@@ -19,35 +22,21 @@ export interface TemplateInput {
 
 const PLACEHOLDER = /\{(effect_id|args(?:\.[A-Za-z0-9_-]+)+)\}/g
 const WHOLE = /^\{(effect_id|args(?:\.[A-Za-z0-9_-]+)+)\}$/
+const SYNTAX = { placeholder: PLACEHOLDER, whole: WHOLE }
 
 /** Every placeholder a template value names (`effect_id`, `args.path`), for checking settings. */
 export function placeholdersIn(template: unknown): string[] {
-  if (typeof template === 'string') return [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!)
-  if (Array.isArray(template)) return template.flatMap(placeholdersIn)
-  if (template !== null && typeof template === 'object') return Object.values(template).flatMap(placeholdersIn)
-  return []
+  return placeholderNames(template, SYNTAX)
 }
 
 /** A template value with every placeholder filled in; throws an InputError naming an argument that is missing. */
 export function expand(template: unknown, input: TemplateInput): JsonValue {
-  if (typeof template === 'string') {
-    const whole = WHOLE.exec(template)
-    if (whole) return lookup(whole[1]!, input)
-    return expandText(template, input)
-  }
-  if (Array.isArray(template)) return template.map((t) => expand(t, input))
-  if (template !== null && typeof template === 'object') {
-    return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, expand(v, input)]))
-  }
-  return template as JsonValue
+  return fillValue(template, SYNTAX, (name) => lookup(name, input))
 }
 
 /** A template string with every placeholder written as text. */
 export function expandText(template: string, input: TemplateInput): string {
-  return template.replace(PLACEHOLDER, (_match, name: string) => {
-    const v = lookup(name, input)
-    return typeof v === 'string' ? v : JSON.stringify(v)
-  })
+  return fillText(template, SYNTAX, (name) => lookup(name, input))
 }
 
 function lookup(name: string, input: TemplateInput): JsonValue {
@@ -60,13 +49,3 @@ function lookup(name: string, input: TemplateInput): JsonValue {
   return found
 }
 
-/** The value at a dotted path into a JSON value, or undefined. */
-export function at(value: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {
-  let node: JsonValue | undefined = value
-  for (const step of path) {
-    if (Array.isArray(node)) node = /^\d+$/.test(step) ? node[Number(step)] : undefined
-    else if (node !== null && typeof node === 'object') node = Object.prototype.hasOwnProperty.call(node, step) ? node[step] : undefined
-    else return undefined
-  }
-  return node
-}
