@@ -1,0 +1,80 @@
+/**
+ * A target module: your own code for an API Interlock has no type for, used
+ * by every command the way a built-in target is (`type = "module"` in
+ * interlock.toml, loaded by targets/module/load.ts).
+ *
+ *   // targets/crm.js
+ *   import { defineTarget, DispatchFault } from 'agent-interlock'
+ *   export default defineTarget({
+ *     settings: { type: 'object', required: ['base_url'], properties: { base_url: { type: 'string' } } },
+ *     create: (settings, ctx) => ({ name: ctx.name, tier: 2, apply, query, validatePremises }),
+ *   })
+ *
+ * `create` is synchronous on purpose: every command makes its targets before
+ * it does anything else, and a target that must open a connection or read a
+ * catalogue does so at its first call (as the built-in postgres_row target
+ * does). The module itself is loaded the same way, so it may not use
+ * top-level await.
+ */
+import type { EffectTarget } from '../target.js'
+import { InputError } from '../../errors.js'
+
+/** What `create` is told besides its settings. */
+export interface TargetModuleContext {
+  /** The target's name in interlock.toml: the target `create` returns must carry it. */
+  readonly name: string
+  /** Resolved `${VAR}` values of the file: keep them out of messages and receipts. */
+  readonly secrets: readonly string[]
+  /** The folder of the interlock.toml the target was declared in (for relative paths in settings). */
+  readonly dir: string
+}
+
+/** A JSON Schema (draft 2020-12 or 07, as ajv reads it) for the module's settings. */
+export type SettingsSchema = Record<string, unknown>
+
+export interface TargetDefinition<S = Record<string, unknown>> {
+  /**
+   * The keys of `[targets.<name>]` besides `type` and `module`, as written
+   * (snake_case, `${VAR}` resolved). Validated with the rest of interlock.toml;
+   * a problem is reported at its TOML key path. Absent: any settings are taken.
+   */
+  readonly settings?: SettingsSchema
+  /** Make the target. Synchronous; see above. */
+  create(settings: S, ctx: TargetModuleContext): EffectTarget
+}
+
+/** Marks a definition made by defineTarget, across copies of agent-interlock (a global CLI and a project's own). */
+export const TARGET_DEFINITION = Symbol.for('agent-interlock.target-definition')
+
+/**
+ * Declares a target module's export. Checks its shape at once, so a mistake
+ * is reported where it was made rather than at the first effect.
+ */
+export function defineTarget<S = Record<string, unknown>>(definition: TargetDefinition<S>): TargetDefinition<S> {
+  const problem = definitionProblem(definition)
+  if (problem) throw new InputError(`defineTarget: ${problem}`)
+  Object.defineProperty(definition, TARGET_DEFINITION, { value: true, enumerable: false })
+  return definition
+}
+
+/** What is wrong with something offered as a target definition, or undefined. */
+export function definitionProblem(definition: unknown): string | undefined {
+  if (definition === null || typeof definition !== 'object') return `expected an object with create(settings, ctx), got ${describeValue(definition)}`
+  const d = definition as Partial<TargetDefinition>
+  if (typeof d.create !== 'function') return `create must be a function (settings, ctx) => EffectTarget, got ${describeValue(d.create)}`
+  if (d.settings !== undefined && (d.settings === null || typeof d.settings !== 'object' || Array.isArray(d.settings))) {
+    return `settings must be a JSON Schema object, got ${describeValue(d.settings)}`
+  }
+  return undefined
+}
+
+export function describeValue(v: unknown): string {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  if (typeof v === 'function') return 'a function'
+  if (typeof v === 'object') return 'an object'
+  return typeof v === 'undefined' ? 'nothing' : `a ${typeof v}`
+}
+
+/** Types only: the target `create` returns, for module authors writing TypeScript. */
+export type { EffectTarget }
