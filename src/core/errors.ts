@@ -42,6 +42,15 @@ export interface InterlockErrorOptions {
   cause?: unknown
 }
 
+/** Where an error records its class names, read by instanceof across copies of the package. */
+const ERROR_CLASSES = Symbol.for('agent-interlock.error-classes')
+
+function classNames(from: Function): string[] {
+  const names: string[] = []
+  for (let c: unknown = from; typeof c === 'function' && c !== Error; c = Object.getPrototypeOf(c)) names.push((c as Function).name)
+  return names
+}
+
 export class InterlockError extends Error {
   readonly code: string
   readonly exitCode: ExitCode
@@ -55,6 +64,20 @@ export class InterlockError extends Error {
     this.exitCode = exitCode
     this.hint = options.hint
     this.context = Object.freeze({ ...(options.context ?? {}) })
+    Object.defineProperty(this, ERROR_CLASSES, { value: classNames(new.target), enumerable: false })
+  }
+
+  /**
+   * `instanceof` also holds for an error made by another copy of
+   * agent-interlock in the same process: a target module imports
+   * DispatchFault from the project's copy while a globally installed CLI runs
+   * the gate, and the gate must still read the fault's kind rather than take
+   * it for an unknown outcome.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true
+    const names = value !== null && typeof value === 'object' ? (value as { [ERROR_CLASSES]?: unknown })[ERROR_CLASSES] : undefined
+    return Array.isArray(names) && names.includes(this.name)
   }
 
   toJSON(): Record<string, unknown> {

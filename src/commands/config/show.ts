@@ -107,6 +107,11 @@ function targetRow(name: string, target: TargetConfig): (string | number)[] {
     }
     return [name, 'mcp', 'per tool', target.url ?? [target.command, ...target.args].join(' '), details.join('\n')]
   }
+  if (target.type === 'module') {
+    // Settings by key only: the module alone knows which of them are credentials.
+    const keys = Object.keys(target.settings)
+    return [name, 'module', 'by module', target.module, keys.length > 0 ? `settings: ${keys.join(', ')}` : 'no settings']
+  }
   const details = [`method=${target.method}`, `timeout_ms=${target.timeoutMs}`, `connect_timeout_ms=${target.connectTimeoutMs}`]
   if (target.queryUrl) details.push(`query_url=${target.queryUrl}`)
   if (target.premiseUrl) details.push(`premise_url=${target.premiseUrl}`)

@@ -3,6 +3,7 @@
  * which config keys hold its credentials, and what its tier rests on when a
  * probe cannot tell more (docs/design.md, "Targets and tiers").
  */
+import { originOf } from '../config/origin.js'
 import type { TargetConfig } from '../config/types.js'
 import type { CheckStatus } from './types.js'
 import { allSpecs, specsOf } from '../targets/http/actions.js'
@@ -26,13 +27,20 @@ export function credentialKeys(t: TargetConfig): string[] {
       return [...Object.keys(t.env).map((v) => `env.${v}`), ...Object.keys(t.headers).map((h) => `headers.${h}`)]
     case 'repo':
       return []
+    case 'module': {
+      // The settings a `${VAR}` filled in: the module alone knows which are credentials, these are the likely ones.
+      const secrets = new Set(originOf(t)?.secrets ?? [])
+      return Object.entries(t.settings).filter(([, v]) => typeof v === 'string' && secrets.has(v)).map(([k]) => k)
+    }
   }
 }
 
-export function declaredTier(t: TargetConfig): 1 | 2 | 3 | 'per tool' {
+export function declaredTier(t: TargetConfig): 1 | 2 | 3 | 'per tool' | 'module' {
   switch (t.type) {
     case 'mcp':
       return 'per tool'
+    case 'module':
+      return 'module'
     case 'stripe':
       return 1
     case 'sendgrid':
@@ -86,5 +94,7 @@ export function tierFact(t: TargetConfig): { status: CheckStatus | 'probe'; deta
     }
     case 'mcp':
       return { status: 'probe', detail: 'each tool\'s tier comes from [targets.<name>.tools] or its annotations; only the server\'s tool list can tell' }
+    case 'module':
+      return { status: 'probe', detail: 'the module declares its tier; only its own probe() can tell whether the service honours it' }
   }
 }

@@ -38,7 +38,7 @@ async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext
   const CRED = 'credentials present and accepted'
   const REACH = 'reachable through a read-only probe'
   const declared = declaredTier(config)
-  const TIER = typeof declared === 'number' ? `declared tier ${declared} can be honoured` : 'each tool\'s tier can be honoured'
+  const TIER = typeof declared === 'number' ? `declared tier ${declared} can be honoured` : declared === 'module' ? 'the module\'s tier can be honoured' : 'each tool\'s tier can be honoured'
 
   const keys = credentialKeys(config)
   const unset = [...ctx.unset].filter(([path]) => path.startsWith(`targets.${name}.`))
@@ -96,11 +96,14 @@ async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext
   const samples = config.type === 'http' ? sampleRows(name, config, ctx.config.secrets) : []
   const more = [...(probed?.rows ?? []), ...samples].map((r) => (r.status === 'pass' ? pass(id(r.id), r.name, r.detail) : r.status === 'warn' ? warn(id(r.id), r.name, r.detail, r.fix) : fail(id(r.id), r.name, r.detail, r.fix ?? 'Fix the target in interlock.toml.')))
   const notary = config.type === 'http' && config.notary ? [await notaryRow(name, config, ctx)] : []
-  return [credRow, reachRow, tierRow(id('tier'), TIER, config, probed), ...notary, ...more]
+  return [credRow, reachRow, tierRow(id('tier'), TIER, config, probed, target.tier), ...notary, ...more]
 }
 
-function tierRow(id: string, name: string, config: TargetConfig, probed: ProbeResult | undefined): CheckRow {
+function tierRow(id: string, name: string, config: TargetConfig, probed: ProbeResult | undefined, tier: number): CheckRow {
   const fact = tierFact(config)
+  if (config.type === 'module' && !probed?.tier) {
+    return warn(id, name, `tier ${tier}, as the module declares; its probe did not say whether the service honours it`, 'Prove it with the contract kit (agent-interlock/testing, docs/targets.md "Testing your own target") against the service or a faithful copy of it.')
+  }
   if (fact.status !== 'probe') {
     if (fact.status === 'pass') return pass(id, name, fact.detail)
     return fact.status === 'warn' ? warn(id, name, fact.detail, fact.fix) : fail(id, name, fact.detail, fact.fix ?? '')

@@ -26,6 +26,7 @@ import type { InterlockConfig, TargetConfig } from './types.js'
 import { unsetVariablesError, type UnsetReference } from './unset-variables.js'
 import { validateConfigDocument } from './validate.js'
 import { loadedHttpTemplateProblems, settleProblems } from '../targets/http/templates.js'
+import { targetModuleProblems } from '../targets/module/problems.js'
 
 export const CONFIG_FILE_NAME = 'interlock.toml'
 export const CONFIG_ENV_VAR = 'INTERLOCK_CONFIG'
@@ -109,7 +110,9 @@ export function parseConfig(
   // What the schema cannot say about an http target's request templates, with the same key paths.
   const gate = normalizeGate(raw.gate)
   const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? [...loadedHttpTemplateProblems(name, t, writtenTarget(doc, name), dir), ...settleProblems(name, t, gate.maxWaitMs)] : []))
-  const crossProblems = [...templateProblems, ...operatorProblems, ...policyProblems]
+  // A target module's own settings, by its own schema: loaded here only for what makes targets (not for store-only reads).
+  const moduleProblems = options.deferTargetVariables ? [] : Object.entries(targets).flatMap(([name, t]) => (t.type === 'module' ? targetModuleProblems(name, t, expanded.secrets) : []))
+  const crossProblems = [...templateProblems, ...moduleProblems, ...operatorProblems, ...policyProblems]
   if (crossProblems.length > 0) throw invalid(shown, file, crossProblems)
   const unresolvedOf = new Map<string, string[]>()
   for (const u of deferred) unresolvedOf.set(u.path[1]!, [...(unresolvedOf.get(u.path[1]!) ?? []), u.problem])

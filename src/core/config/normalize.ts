@@ -80,6 +80,10 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
   if (raw.type === 'github') return normalizeGithub(raw)
   if (raw.type === 's3') return normalizeS3(raw)
   if (raw.type === 'mcp') return normalizeMcp(raw, dir)
+  if (raw.type === 'module') {
+    const { type: _type, module, ...settings } = raw
+    return { type: 'module', module: module as string, dir, settings: structuredClone(settings) }
+  }
   const target: HttpTargetConfig = {
     ...normalizeHttpTemplates(raw),
     type: 'http',

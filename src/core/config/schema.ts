@@ -303,14 +303,29 @@ const postgresRowTarget = {
   dependencies: { premise_params: ['premise_sql'], compensate_params: ['compensate_sql'] },
 } as const
 
+/** Your own code (targets/module/): the module's own schema checks every other key. */
+const moduleTarget = {
+  type: 'object',
+  required: ['type', 'module'],
+  properties: {
+    type: { const: 'module', description: 'Your own target code: a module exporting defineTarget({ settings, create }).' },
+    module: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'The module: a path relative to this file\'s folder ("./targets/crm.js") or a package name. Its default export is defineTarget({ settings, create }); every other key of this table is its settings, checked against its `settings` JSON Schema (docs/targets.md, "Your own code: target modules").',
+    },
+  },
+} as const
+
 const target = {
   type: 'object',
   description: 'One effect target. `type` decides which other keys apply.',
   required: ['type'],
   properties: {
     type: {
-      enum: ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3', 'mcp'],
-      description: 'Kind of target: "repo" (local git), "http", "postgres_row", "stripe", "sendgrid", "slack", "github", "s3" or "mcp" (an MCP server).',
+      enum: ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3', 'mcp', 'module'],
+      description: 'Kind of target: "repo" (local git), "http", "postgres_row", "stripe", "sendgrid", "slack", "github", "s3", "mcp" (an MCP server) or "module" (your own code).',
     },
   },
   allOf: [
@@ -323,6 +338,7 @@ const target = {
     { if: { properties: { type: { const: 'github' } }, required: ['type'] }, then: githubTarget },
     { if: { properties: { type: { const: 's3' } }, required: ['type'] }, then: s3Target },
     { if: { properties: { type: { const: 'mcp' } }, required: ['type'] }, then: mcpTarget },
+    { if: { properties: { type: { const: 'module' } }, required: ['type'] }, then: moduleTarget },
   ],
 } as const
 

@@ -265,6 +265,18 @@ export type TargetConfig =
   | GithubTargetConfig
   | S3TargetConfig
   | McpTargetConfig
+  | ModuleTargetConfig
+
+/** Your own code: a module exporting defineTarget() (targets/module/). */
+export interface ModuleTargetConfig {
+  type: 'module'
+  /** As written: a path relative to `dir`, or a package name resolved from there. */
+  module: string
+  /** The config file's folder. */
+  dir: string
+  /** Every other key of the table, as written (snake_case, `${VAR}` resolved): checked by the module's schema. */
+  settings: Record<string, unknown>
+}
 
 /** [reconcile]: how `interlock reconcile-effects` sweeps the store. */
 export interface ReconcileConfig {

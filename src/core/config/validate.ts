@@ -3,7 +3,8 @@
  * error as `<toml key path>: <what is wrong>`, all of them at once, so a user
  * fixes the file in one pass (STYLE habit 3: the message names the thing).
  */
-import { Ajv, type ErrorObject } from 'ajv'
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import { default as addFormats } from 'ajv-formats'
 import { depthProblem } from './depth.js'
 import { tomlKeyPath } from './key-path.js'
 import { isNotaryKey, notaryRefusal } from './notary-targets.js'
@@ -42,6 +43,36 @@ export function validateConfigDocument(doc: unknown): string[] {
   return [...problems]
 }
 
+const moduleValidators = new WeakMap<object, ValidateFunction | string>()
+
+/**
+ * Problems of `settings` against a JSON Schema that is not ours (a target
+ * module's), worded like the file's own at key paths under `prefix`. A schema
+ * that does not compile is one problem, said as such.
+ */
+export function settingsProblems(schema: Record<string, unknown>, settings: unknown, prefix: string[]): string[] {
+  let validate = moduleValidators.get(schema)
+  if (validate === undefined) {
+    try {
+      // Not strict: a module's schema is its author's, with whatever keywords and $schema they write.
+      const ajv = new Ajv({ allErrors: true, verbose: true, strict: false })
+      addFormats.default(ajv)
+      const { $schema: _ignored, ...rest } = schema
+      validate = ajv.compile(rest)
+    } catch (e) {
+      validate = `the module's settings schema does not compile: ${e instanceof Error ? e.message : String(e)}`
+    }
+    moduleValidators.set(schema, validate)
+  }
+  if (typeof validate === 'string') return [at(prefix, validate)]
+  if (validate(settings)) return []
+  const base = prefix.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('')
+  const problems = new Set<string>()
+  for (const error of validate.errors ?? []) {
+    for (const problem of describe({ ...error, instancePath: base + error.instancePath })) problems.add(problem)
+  }
+  return [...problems]
+}
 
 function segmentsOf(instancePath: string): string[] {
   if (instancePath === '') return []
