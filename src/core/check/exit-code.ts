@@ -5,12 +5,12 @@
  * match the schema, a `${VAR}` it needs is unset, it declares an MCP tool the
  * server does not have, its policy names a target or action that does not
  * exist or a quorum larger than its operators, or an operator key in it does
- * not parse.
+ *  not parse, or a target module that cannot be loaded or made.
  */
 import { ExitCode } from '../errors.js'
 import type { CheckReport, CheckRow } from './types.js'
 
-const MISTAKES_IN_THE_FILE = [/^config\./, /^targets\.[^.]+\.tools\./, /^targets\.[^.]+\.(actions\.[^.]+\.)?request$/, /^policy\./, /^keys\.operators$/]
+const MISTAKES_IN_THE_FILE = [/^config\./, /^targets\.[^.]+\.tools\./, /^targets\.[^.]+\.module$/, /^targets\.[^.]+\.(actions\.[^.]+\.)?request$/, /^policy\./, /^keys\.operators$/]
 
 export function isConfigMistake(row: CheckRow): boolean {
   return row.status === 'fail' && MISTAKES_IN_THE_FILE.some((re) => re.test(row.id))

@@ -9,7 +9,7 @@ import type { CheckStatus } from './types.js'
 import { allSpecs, specsOf } from '../targets/http/actions.js'
 
 /** Config keys holding a credential, by type (TOML names). */
-export function credentialKeys(t: TargetConfig): string[] {
+export function credentialKeys(t: TargetConfig, fileSecrets: readonly string[] = originOf(t)?.secrets ?? []): string[] {
   switch (t.type) {
     case 'stripe':
     case 'sendgrid':
@@ -29,7 +29,7 @@ export function credentialKeys(t: TargetConfig): string[] {
       return []
     case 'module': {
       // The settings a `${VAR}` filled in: the module alone knows which are credentials, these are the likely ones.
-      const secrets = new Set(originOf(t)?.secrets ?? [])
+      const secrets = new Set(fileSecrets)
       return Object.entries(t.settings).filter(([, v]) => typeof v === 'string' && secrets.has(v)).map(([k]) => k)
     }
   }

@@ -14,7 +14,7 @@
  * Targets are probed concurrently, each under its own timeout, and closed.
  */
 import type { TargetConfig } from '../config/types.js'
-import { InterlockError } from '../errors.js'
+import { ConfigError, InterlockError } from '../errors.js'
 import { createTarget } from '../targets/registry.js'
 import { sampleRows } from '../targets/http/sample.js'
 import { notaryRow, notaryOptionsFor } from './notary-check.js'
@@ -40,7 +40,7 @@ async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext
   const declared = declaredTier(config)
   const TIER = typeof declared === 'number' ? `declared tier ${declared} can be honoured` : declared === 'module' ? 'the module\'s tier can be honoured' : 'each tool\'s tier can be honoured'
 
-  const keys = credentialKeys(config)
+  const keys = credentialKeys(config, ctx.config.secrets)
   const unset = [...ctx.unset].filter(([path]) => path.startsWith(`targets.${name}.`))
   if (unset.length > 0) {
     return [
@@ -53,6 +53,8 @@ async function checkTarget(name: string, config: TargetConfig, ctx: CheckContext
     target = createTarget(name, config, { secrets: ctx.config.secrets, ...notaryOptionsFor(config, ctx) })
   } catch (e) {
     const hint = e instanceof InterlockError && e.hint ? e.hint : 'Fix the target in interlock.toml.'
+    // A module that cannot be loaded or made is a mistake in the file (exit 3), said by its own problems.
+    if (config.type === 'module' && e instanceof ConfigError) return [fail(id('module'), 'the module loads and makes a target', e.problems.join('; ') || e.message, hint)]
     return [fail(id('tier'), TIER, (e as Error).message, hint)]
   }
 
