@@ -11,7 +11,15 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { inject } from 'vitest'
 
-export const JIRA_MODULE = readFileSync(new URL('../fixtures/target-modules/jira.js', import.meta.url), 'utf8')
+/** README.md's target module, taken from the README itself: the module users copy is the one the tests run. */
+export const JIRA_MODULE = readmeModule()
+
+function readmeModule(): string {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  const block = /<!-- the target module the tests run[^>]*-->\n```js\n([\s\S]*?)```/.exec(readme)
+  if (!block) throw new Error('README.md: the target module block (after "<!-- the target module the tests run") is gone')
+  return block[1]!
+}
 
 export interface ModuleProject {
   dir: string
