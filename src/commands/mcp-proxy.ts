@@ -2,8 +2,7 @@ import { Flags } from '@oclif/core'
 import { BaseCommand } from '../cli/base-command.js'
 import { NAME } from '../core/effect.js'
 import { UsageError } from '../core/errors.js'
-import type { Interlock } from '../core/interlock.js'
-import { httpAccess, McpProxy, mcpTargetOf, serveHttp, type HttpAccess } from '../integrations/mcp/index.js'
+import { httpAccess, McpProxy, ModuleToolProxy, proxiedTargetOf, serveHttp, type HttpAccess, type ProxiedTarget } from '../integrations/mcp/index.js'
 
 export default class McpProxyCommand extends BaseCommand<typeof McpProxyCommand> {
   static override summary = 'Stand in front of an MCP server: side-effecting tool calls go through the gate, everything else passes through.'
@@ -19,6 +18,8 @@ At start it reads the server's tool list (a declared tool, query or premise the 
 
 Over HTTP, [targets.<name>.proxy_http] says who may call (docs/mcp.md, "Exposing the proxy over HTTP"). A request whose Host is not allowed, or whose Origin is present and not allowed, is refused 403 (DNS rebinding): on a loopback address localhost, 127.0.0.1 and [::1] at the bound port are allowed; on any other address allowed_hosts must list the names clients use. Callers authenticate with Authorization: Bearer: a static token ([[targets.<name>.proxy_http.tokens]], principal token:<name>) or an OAuth access token ([targets.<name>.proxy_http.oauth], principal oauth:<iss>#<sub>; metadata at /.well-known/oauth-protected-resource). A session belongs to the principal that initialized it. Without authentication configured --http does not start, unless bound to a loopback address with --insecure-no-auth.
 
+A target module that declares tools (defineTarget({ tools })) is served the same way with no upstream server: its tools are listed as the module declares them, and every call is an effect of that target through the gate, made as the caller's principal in the session's thread (docs/targets.md, "Your own code: target modules").
+
 --outbox only proposes: relays (\`interlock relay\`) decide and send, and a call is answered with what its effect came to within --wait (a PostgreSQL store with access = "agent" is always used so).`
   static override examples = [
     '<%= config.bin %> <%= command.id %> --config /etc/interlock/notes.toml',
@@ -33,7 +34,7 @@ Over HTTP, [targets.<name>.proxy_http] says who may call (docs/mcp.md, "Exposing
   static override enableJsonFlag = false
 
   static override flags = {
-    target: Flags.string({ char: 't', helpValue: '<name>', description: 'The [targets.<name>] of type "mcp" to stand in front of. Default: the only one.' }),
+    target: Flags.string({ char: 't', helpValue: '<name>', description: 'The [targets.<name>] to serve: of type "mcp" (stand in front of its server), or of type "module" whose module declares tools. Default: the only mcp target, else the only module target with tools.' }),
     http: Flags.string({
       helpValue: '<host:port>',
       description: 'Serve Streamable HTTP at http://<host:port>/mcp instead of stdio (port 0: any free port). Callers authenticate as [targets.<name>.proxy_http] says.',
@@ -63,11 +64,16 @@ Over HTTP, [targets.<name>.proxy_http] says who may call (docs/mcp.md, "Exposing
     const onSignal = () => stop.abort()
     process.once('SIGTERM', onSignal)
     process.once('SIGINT', onSignal)
-    let proxy: McpProxy | undefined
+    let proxy: McpProxy | ModuleToolProxy | undefined
     try {
+      const chosen = proxiedTargetOf(interlock, this.flags.target)
       // Who may call is settled before the server is started: a refusal costs nothing.
-      const access = listen ? await this.httpAccess(interlock, listen.host) : undefined
-      proxy = await McpProxy.start({ interlock, target: this.flags.target, mode: this.flags.outbox || agentStore ? 'outbox' : 'inline', waitMs: this.flags.wait, thread, log })
+      const access = listen ? await this.httpAccess(chosen, listen.host) : undefined
+      const mode = this.flags.outbox || agentStore ? 'outbox' : 'inline'
+      proxy =
+        chosen.kind === 'module'
+          ? ModuleToolProxy.start({ interlock, target: chosen.target, tools: chosen.tools, mode, waitMs: this.flags.wait, thread, log })
+          : await McpProxy.start({ interlock, target: chosen.target.name, mode, waitMs: this.flags.wait, thread, log })
       if (!listen || !access) {
         if (!stop.signal.aborted) await proxy.serveStdio(process.stdin, process.stdout, stop.signal)
         return
@@ -86,9 +92,9 @@ Over HTTP, [targets.<name>.proxy_http] says who may call (docs/mcp.md, "Exposing
     }
   }
 
-  private async httpAccess(interlock: Interlock, bindHost: string): Promise<HttpAccess> {
-    const target = mcpTargetOf(interlock, this.flags.target)
-    return httpAccess({ target: target.name, settings: target.config.proxyHttp, bindHost, insecureNoAuth: this.flags['insecure-no-auth'] })
+  private httpAccess(chosen: ProxiedTarget, bindHost: string): Promise<HttpAccess> {
+    const settings = chosen.kind === 'mcp' ? chosen.target.config.proxyHttp : chosen.proxyHttp
+    return httpAccess({ target: chosen.target.name, settings, bindHost, insecureNoAuth: this.flags['insecure-no-auth'] })
   }
 }
 

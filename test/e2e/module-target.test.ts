@@ -4,7 +4,9 @@
  * `interlock outbox submit` proposes to it and `interlock relay` sends,
  * `interlock reconcile-effects` finishes what a relay SIGKILLed in flight
  * left, asking the module's own query, and a script's `openInterlock()` from
- * the installed package submits through it. Judged by the emulator's issues.
+ * the installed package submits through it, and `interlock mcp-proxy` serves
+ * the tools it declares to an MCP client, recovering at start what a proxy
+ * SIGKILLed in flight left. Judged by the emulator's issues.
  * A module that cannot be loaded stops those commands with exit 3.
  */
 import { spawn } from 'node:child_process'
@@ -16,7 +18,9 @@ import { JiraEmulator } from '../emulators/jira.js'
 import { assertCliBuilt, interlock } from '../helpers/cli.js'
 import { jiraCall } from '../helpers/declared-apis.js'
 import { JIRA_MODULE, jiraModuleToml, moduleProject, type ModuleProject } from '../helpers/module-project.js'
+import { httpClient, proxyClient, proxyOverHttp, rawRequest, INITIALIZE } from '../helpers/mcp.js'
 import { relayReady, startRelayProc } from '../helpers/relay-procs.js'
+import { osUserPrincipal } from '../../src/integrations/mcp/principal.js'
 
 interface Row {
   id: string
@@ -121,7 +125,67 @@ await interlock.close()
     expect(jira.issuesFor(toEffect(jiraCall('module-library')).id)).toHaveLength(1)
   })
 
-  it('a module that throws while loading stops check, submit, relay and reconcile-effects with exit 3, naming it', async () => {
+  it('mcp-proxy serves the tools the module declares: a call makes one issue, the same call again is answered from the journal', async () => {
+    const proxy = await proxyClient({ cwd: project.dir, args: ['--target', 'jira'], env })
+    try {
+      const { tools } = await proxy.client.listTools()
+      expect(tools).toEqual([expect.objectContaining({ name: 'create_issue', description: 'Open a Jira issue', inputSchema: expect.objectContaining({ required: ['project', 'summary'] }) })])
+      const args = { project: 'OPS', summary: 'Refund stuck for mcp-1' }
+      const first = await proxy.client.callTool({ name: 'create_issue', arguments: args })
+      const id = (first._meta as Record<string, string>)['interlock/effect']!
+      expect(first.isError, JSON.stringify(first)).toBeFalsy()
+      expect(jira.issuesFor(id)).toHaveLength(1)
+      const again = await proxy.client.callTool({ name: 'create_issue', arguments: args })
+      expect(again._meta).toMatchObject({ 'interlock/effect': id, 'interlock/state': 'COMMITTED', 'interlock/replayed': true })
+      expect(jira.issuesFor(id)).toHaveLength(1)
+      // Not a tool of the module: a protocol error, nothing journaled.
+      await expect(proxy.client.callTool({ name: 'delete_project', arguments: {} })).rejects.toThrow(/Tool delete_project not found/)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('an mcp-proxy SIGKILLed after Jira made the issue: the next one recovers it at start with the module\'s query; the host\'s retry gets its answer, one issue', { timeout: 120_000 }, async () => {
+    const args = { project: 'OPS', summary: 'Refund stuck for mcp-2' }
+    const id = toEffect({ thread: 'mcp-crash', target: 'jira', action: 'create_issue', args, principal: osUserPrincipal().id }).id
+    const dying = await proxyClient({ cwd: project.dir, args: ['--target', 'jira', '--thread', 'mcp-crash'], env: { ...env, INTERLOCK_CRASH_AT: 'after-apply' } })
+    await expect(dying.client.callTool({ name: 'create_issue', arguments: args })).rejects.toThrow()
+    await dying.exited
+    expect(jira.issuesFor(id)).toHaveLength(1)
+    expect(await state(id)).toBe('DISPATCHED')
+    const next = await proxyClient({ cwd: project.dir, args: ['--target', 'jira', '--thread', 'mcp-crash'], env })
+    try {
+      const answer = await next.client.callTool({ name: 'create_issue', arguments: args, _meta: { 'interlock/retry': true } })
+      expect(answer._meta, next.stderr()).toMatchObject({ 'interlock/effect': id, 'interlock/state': 'COMMITTED' })
+      expect(next.stderr()).toContain(`mcp-proxy: recovered ${id.slice(0, 12)}`)
+      expect(jira.issuesFor(id)).toHaveLength(1)
+    } finally {
+      await next.close()
+    }
+  })
+
+  it('over HTTP, [targets.jira.proxy_http] says who may call the module\'s tools: no token 401, a token\'s calls made as its principal', async () => {
+    project.write('http.toml', `[store]\npath = "journal-http.db"\n\n${jiraModuleToml(jira.url, 700)}\n[[targets.jira.proxy_http.tokens]]\nprincipal = "ci-bot"\ntoken = "\${CI_BOT_TOKEN}"\n`)
+    const token = 'ci-bot-token-5f0e2d7a9b'
+    const proxy = await proxyOverHttp({ cwd: project.dir, args: ['--config', 'http.toml', '--target', 'jira'], env: { ...env, CI_BOT_TOKEN: token } })
+    try {
+      expect((await rawRequest(proxy.url, { method: 'POST', body: INITIALIZE })).status).toBe(401)
+      const client = await httpClient(proxy.url, { headers: { Authorization: `Bearer ${token}` } })
+      try {
+        const args = { project: 'OPS', summary: 'Refund stuck for http-1' }
+        const answer = await client.callTool({ name: 'create_issue', arguments: args, _meta: { 'interlock/thread': 'ci-run-7' } })
+        const id = (answer._meta as Record<string, string>)['interlock/effect']!
+        expect(id).toBe(toEffect({ thread: 'ci-run-7', target: 'jira', action: 'create_issue', args, principal: 'token:ci-bot' }).id)
+        expect(jira.issuesFor(id)).toHaveLength(1)
+      } finally {
+        await client.close()
+      }
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('a module that throws while loading stops check, submit, relay, reconcile-effects and mcp-proxy with exit 3, naming it', async () => {
     const broken = moduleProject({ 'targets/jira.js': 'throw new Error("no network in this module")\n' })
     try {
       writeKeyFile(join(broken.dir, 'relay.key'), generateKeyPair('relay', 'relay-3'))
@@ -132,6 +196,7 @@ await interlock.close()
         ['outbox', 'submit', '--target', 'jira', '--action', call.action, '--args', JSON.stringify(call.args)],
         ['relay'],
         ['reconcile-effects'],
+        ['mcp-proxy', '--target', 'jira'],
       ]) {
         const run = await interlock(args, { cwd: broken.dir, env })
         expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(3)

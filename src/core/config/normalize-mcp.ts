@@ -38,7 +38,7 @@ export function normalizeMcp(raw: Table, dir: string): McpTargetConfig {
   return target
 }
 
-function normalizeProxyHttp(raw: Table): McpProxyHttpConfig {
+export function normalizeProxyHttp(raw: Table): McpProxyHttpConfig {
   const http: McpProxyHttpConfig = {
     allowedHosts: [...((raw.allowed_hosts as string[] | undefined) ?? [])],
     allowedOrigins: [...((raw.allowed_origins as string[] | undefined) ?? [])],

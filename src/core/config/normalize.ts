@@ -10,12 +10,12 @@ import { isAbsolute, resolve } from 'node:path'
 import type { Tier } from '../effect.js'
 import { DEFAULTS } from './defaults.js'
 import { normalizeHttpActions, normalizeHttpTemplates } from './normalize-http.js'
-import { normalizeMcp } from './normalize-mcp.js'
+import { normalizeMcp, normalizeProxyHttp } from './normalize-mcp.js'
 import { parseDuration } from './policy.js'
 import type { ReconcileConfig } from './types.js'
 import type { NotaryConfig, RelayConfig } from './types.js'
 import type { GateConfig, HttpTargetConfig, PostgresRowTargetConfig, ServiceTargetConfig, StoreConfig, TargetConfig } from './types.js'
-import type { GithubTargetConfig, S3TargetConfig } from './types.js'
+import type { GithubTargetConfig, ModuleTargetConfig, S3TargetConfig } from './types.js'
 
 type Table = Record<string, unknown>
 
@@ -81,8 +81,11 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
   if (raw.type === 's3') return normalizeS3(raw)
   if (raw.type === 'mcp') return normalizeMcp(raw, dir)
   if (raw.type === 'module') {
-    const { type: _type, module, ...settings } = raw
-    return { type: 'module', module: module as string, dir, settings: structuredClone(settings) }
+    // proxy_http is Interlock's (who may call mcp-proxy --http), not the module's.
+    const { type: _type, module, proxy_http, ...settings } = raw
+    const target: ModuleTargetConfig = { type: 'module', module: module as string, dir, settings: structuredClone(settings) }
+    if (proxy_http !== undefined) target.proxyHttp = normalizeProxyHttp(proxy_http as Table)
+    return target
   }
   const target: HttpTargetConfig = {
     ...normalizeHttpTemplates(raw),

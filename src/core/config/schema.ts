@@ -25,6 +25,7 @@ import { relay } from './schema-relay.js'
 import { DURATION_MAX_MS, durationMs, httpTimeouts } from './schema-common.js'
 import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
 import { mcpTarget } from './schema-mcp.js'
+import { mcpProxyHttp } from './schema-mcp-http.js'
 import { httpActions, httpTemplateKeys, oneBody } from './schema-http.js'
 
 
@@ -313,8 +314,9 @@ const moduleTarget = {
       type: 'string',
       minLength: 1,
       description:
-        'The module: a path relative to this file\'s folder ("./targets/crm.js") or a package name. Its default export is defineTarget({ settings, create }); every other key of this table is its settings, checked against its `settings` JSON Schema (docs/targets.md, "Your own code: target modules").',
+        'The module: a path relative to this file\'s folder ("./targets/crm.js") or a package name. Its default export is defineTarget({ settings, create }); every other key of this table but proxy_http is its settings, checked against its `settings` JSON Schema (docs/targets.md, "Your own code: target modules").',
     },
+    proxy_http: mcpProxyHttp,
   },
 } as const
 

@@ -276,6 +276,8 @@ export interface ModuleTargetConfig {
   dir: string
   /** Every other key of the table, as written (snake_case, `${VAR}` resolved): checked by the module's schema. */
   settings: Record<string, unknown>
+  /** Who may call `mcp-proxy --http` for the module's tools, as for an mcp target. */
+  proxyHttp?: McpProxyHttpConfig
 }
 
 /** [reconcile]: how `interlock reconcile-effects` sweeps the store. */

@@ -27,6 +27,8 @@ export interface ToolCall {
   args: JsonObject
   /** The tool's name as the model knows it (default: the action). */
   tool?: string
+  /** Who asks (an MCP gateway's caller): journaled with the effect and part of its id. */
+  principal?: string
   /** The framework's own id for this call, given only when it is stable across a resume. */
   callId?: string
   /**
@@ -112,7 +114,7 @@ function running(interlock: Interlock): Map<string, Promise<ToolAnswer>> {
 
 /** Which effect the call is, and the effect as journaled if it is already. */
 export async function identify(interlock: Interlock, call: ToolCall, options: Pick<CallOptions, 'now'> = {}): Promise<Identified> {
-  const base = { thread: call.thread, target: call.target, action: call.action, args: call.args }
+  const base = { thread: call.thread, target: call.target, action: call.action, args: call.args, ...(call.principal === undefined ? {} : { principal: call.principal }) }
   const m = running(interlock)
   if (call.callId !== undefined) {
     const input: EffectInput = { ...base, key: callKey(call.callId) }

@@ -30,7 +30,6 @@ import type { HttpAccess } from './http-access.js'
 import { METADATA_PATH, resourceOf, type Resource } from './http-auth.js'
 import { HostGuard } from './http-guard.js'
 import { UNAUTHENTICATED, type Principal } from './principal.js'
-import type { McpProxy } from './proxy.js'
 import type { ClientReach } from './session.js'
 
 export const MCP_PATH = '/mcp'
@@ -49,7 +48,12 @@ interface Session {
   stream: GetStream
 }
 
-export async function serveHttp(proxy: McpProxy, host: string, port: number, log: (line: string) => void, access: HttpAccess): Promise<HttpListener> {
+/** What serves MCP sessions: McpProxy (an upstream server's tools) or ModuleToolProxy (a target module's). */
+export interface SessionServer {
+  serve(transport: StreamableHTTPServerTransport, sessionId: string, principal: Principal, reach?: ClientReach): Promise<void>
+}
+
+export async function serveHttp(proxy: SessionServer, host: string, port: number, log: (line: string) => void, access: HttpAccess): Promise<HttpListener> {
   const sessions = new Map<string, Session>()
   let guard: HostGuard | undefined
   const metadataPaths = new Set([METADATA_PATH, `${METADATA_PATH}${MCP_PATH}`, ...(access.resource ? [resourceOf(access.resource).metadataUrl.replace(/^https?:\/\/[^/]+/, '')] : [])])

@@ -21,7 +21,11 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ConfigError } from '../../core/errors.js'
 import type { Interlock } from '../../core/interlock.js'
 import type { RecoveryReport } from '../../core/recovery.js'
+import type { McpProxyHttpConfig } from '../../core/config/types.js'
 import { McpTarget } from '../../core/targets/mcp/index.js'
+import type { ModuleTool } from '../../core/targets/module/define-target.js'
+import { moduleToolsOf } from '../../core/targets/module/module-target.js'
+import type { EffectTarget } from '../../core/targets/target.js'
 import { CallDesk, type ProxyMode } from './calls.js'
 import { ThreadReads } from './reads.js'
 import { osUserPrincipal, type Principal } from './principal.js'
@@ -121,12 +125,39 @@ export class McpProxy {
   }
 }
 
+/**
+ * What mcp-proxy stands in front of: an `mcp` target (its upstream server),
+ * or a `module` target whose module declares tools. Named by --target, else
+ * the only mcp target, else the only module target with tools.
+ */
+export type ProxiedTarget = { kind: 'mcp'; target: McpTarget } | { kind: 'module'; target: EffectTarget; tools: Readonly<Record<string, ModuleTool>>; proxyHttp?: McpProxyHttpConfig }
+
+export function proxiedTargetOf(interlock: Interlock, name: string | undefined): ProxiedTarget {
+  const withTools = (t: EffectTarget | undefined) => (t ? moduleToolsOf(t) : undefined)
+  const moduleTarget = (t: EffectTarget): ProxiedTarget => {
+    const settings = interlock.config.targets[t.name]
+    return { kind: 'module', target: t, tools: withTools(t)!, ...(settings?.type === 'module' && settings.proxyHttp ? { proxyHttp: settings.proxyHttp } : {}) }
+  }
+  if (name !== undefined) {
+    const t = interlock.targets.get(name)
+    if (t && !(t instanceof McpTarget) && withTools(t)) return moduleTarget(t)
+    if (t && interlock.config.targets[name]?.type === 'module') {
+      throw new ConfigError(`targets.${name}: its module declares no tools for mcp-proxy to serve`, [`targets.${name}.module: add tools to its defineTarget({ ... }) (docs/targets.md, "Your own code: target modules")`], { hint: 'Declare the actions an agent may call as tools in the module, or name an mcp target with --target.' })
+    }
+    return { kind: 'mcp', target: mcpTargetOf(interlock, name) }
+  }
+  const mcp = [...interlock.targets.values()].filter((t) => t instanceof McpTarget)
+  const modules = [...interlock.targets.values()].filter((t) => !(t instanceof McpTarget) && withTools(t))
+  if (mcp.length === 0 && modules.length === 1) return moduleTarget(modules[0]!)
+  return { kind: 'mcp', target: mcpTargetOf(interlock, name) }
+}
+
 export function mcpTargetOf(interlock: Interlock, name: string | undefined): McpTarget {
   const mcp = [...interlock.targets.values()].filter((t): t is McpTarget => t instanceof McpTarget)
   if (name !== undefined) {
     const t = interlock.targets.get(name)
     if (!t) throw new ConfigError(`there is no [targets.${name}] in ${interlock.config.file ?? 'interlock.toml'}`, [], { hint: `Targets of type "mcp": ${mcp.map((m) => m.name).join(', ') || 'none'}.` })
-    if (!(t instanceof McpTarget)) throw new ConfigError(`targets.${name} is not of type "mcp"`, [`targets.${name}.type: must be "mcp" for mcp-proxy`], { hint: 'Name an mcp target with --target.' })
+    if (!(t instanceof McpTarget)) throw new ConfigError(`targets.${name} is not of type "mcp"`, [`targets.${name}.type: must be "mcp" (or "module", with tools) for mcp-proxy`], { hint: 'Name an mcp target, or a module target whose module declares tools, with --target.' })
     return t
   }
   if (mcp.length === 1) return mcp[0]!

@@ -41,6 +41,22 @@ export interface TargetDefinition<S = Record<string, unknown>> {
   readonly settings?: SettingsSchema
   /** Make the target. Synchronous; see above. */
   create(settings: S, ctx: TargetModuleContext): EffectTarget
+  /**
+   * Optional: the target's actions as MCP tools, by action name, which
+   * `interlock mcp-proxy --target <name>` serves to an agent host, each call
+   * an effect through the gate. Without it the module serves no tools.
+   */
+  readonly tools?: Readonly<Record<string, ModuleTool>>
+}
+
+/** One action offered as an MCP tool (modelcontextprotocol.io/specification/2025-06-18/server/tools: Tool). */
+export interface ModuleTool {
+  readonly title?: string
+  readonly description?: string
+  /** JSON Schema of the tool's arguments, which are the effect's args (default: any object). */
+  readonly inputSchema?: Record<string, unknown>
+  /** MCP tool annotations shown to the host (readOnlyHint, destructiveHint, idempotentHint, ...). */
+  readonly annotations?: Record<string, unknown>
 }
 
 /** Marks a definition made by defineTarget, across copies of agent-interlock (a global CLI and a project's own). */
@@ -62,10 +78,20 @@ export function definitionProblem(definition: unknown): string | undefined {
   if (definition === null || typeof definition !== 'object') return `expected an object with create(settings, ctx), got ${describeValue(definition)}`
   const d = definition as Partial<TargetDefinition>
   if (typeof d.create !== 'function') return `create must be a function (settings, ctx) => EffectTarget, got ${describeValue(d.create)}`
-  if (d.settings !== undefined && (d.settings === null || typeof d.settings !== 'object' || Array.isArray(d.settings))) {
-    return `settings must be a JSON Schema object, got ${describeValue(d.settings)}`
+  if (d.settings !== undefined && !isObject(d.settings)) return `settings must be a JSON Schema object, got ${describeValue(d.settings)}`
+  if (d.tools !== undefined) {
+    if (!isObject(d.tools)) return `tools must be an object of tools by action name, got ${describeValue(d.tools)}`
+    for (const [action, tool] of Object.entries(d.tools)) {
+      if (!/^[A-Za-z0-9_.-]{1,128}$/.test(action)) return `tools: ${JSON.stringify(action)} is not a tool name (1-128 letters, digits, _ . -)`
+      if (!isObject(tool)) return `tools.${action} must be an object, got ${describeValue(tool)}`
+      if (tool.inputSchema !== undefined && (!isObject(tool.inputSchema) || (tool.inputSchema as { type?: unknown }).type !== 'object')) return `tools.${action}.inputSchema must be a JSON Schema of type "object"`
+    }
   }
   return undefined
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
 }
 
 export function describeValue(v: unknown): string {

@@ -8,7 +8,7 @@ import type { ModuleTargetConfig } from '../../config/types.js'
 import { redact } from '../../config/redact.js'
 import { isInterlockError } from '../../errors.js'
 import { assertTarget, type EffectTarget } from '../target.js'
-import { describeValue } from './define-target.js'
+import { describeValue, type ModuleTool } from './define-target.js'
 import { moduleError, moduleSettingsProblems, requireTargetModule } from './load.js'
 
 export function createModuleTarget(name: string, config: ModuleTargetConfig, secrets: readonly string[]): EffectTarget {
@@ -37,5 +37,13 @@ export function createModuleTarget(name: string, config: ModuleTargetConfig, sec
     if (!isInterlockError(e)) throw e
     throw moduleError(name, [redact(`${at}: create() returned no valid target: ${e.message}`, secrets)])
   }
+  if (loaded.definition.tools) toolsOf.set(target, loaded.definition.tools)
   return target
+}
+
+const toolsOf = new WeakMap<EffectTarget, Readonly<Record<string, ModuleTool>>>()
+
+/** The MCP tools a module target's definition offers (`interlock mcp-proxy` serves them), or undefined. */
+export function moduleToolsOf(target: EffectTarget): Readonly<Record<string, ModuleTool>> | undefined {
+  return toolsOf.get(target)
 }
