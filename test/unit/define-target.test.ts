@@ -31,3 +31,19 @@ describe('errors made by another copy of the package', () => {
     expect(new InputError('x')).not.toBeInstanceOf(DispatchFault)
   })
 })
+
+describe('defineTarget tools', () => {
+  const create = () => ({ name: 'x', tier: 3 as const, apply: async () => ({}), validatePremises: async () => [] })
+  it.each([
+    [{ tools: [] }, 'defineTarget: tools must be an object of tools by action name, got an array'],
+    [{ tools: { 'bad name': {} } }, 'defineTarget: tools: "bad name" is not a tool name (1-128 letters, digits, _ . -)'],
+    [{ tools: { open: 'x' } }, 'defineTarget: tools.open must be an object, got a string'],
+    [{ tools: { open: { inputSchema: { type: 'string' } } } }, 'defineTarget: tools.open.inputSchema must be a JSON Schema of type "object"'],
+  ])('refuses %j', (more, message) => {
+    expect(() => defineTarget({ create, ...(more as object) })).toThrow(new InputError(message))
+  })
+
+  it('takes tools with an object schema, or none', () => {
+    expect(defineTarget({ create, tools: { open: { description: 'Open one', inputSchema: { type: 'object' } }, close: {} } }).tools).toHaveProperty('open')
+  })
+})
