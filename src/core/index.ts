@@ -24,6 +24,8 @@ export { StripeRefundTarget, toMinorUnits, fromMinorUnits, type StripeTargetSett
 export { SendgridMailTarget, type SendgridTargetSettings } from './targets/sendgrid/index.js'
 export { SlackMessageTarget, type SlackTargetSettings } from './targets/slack/index.js'
 export { GithubTarget, type GithubTargetSettings, type GithubTargetOptions, type MergeMethod } from './targets/github/index.js'
+export { WebhookTarget, type WebhookTargetSettings } from './targets/webhook/webhook-target.js'
+export { verifyWebhookSignature, signWebhook, SIGNATURE_HEADER } from './targets/webhook/signature.js'
 export { S3Target, type S3TargetSettings, type S3TargetOptions } from './targets/s3/index.js'
 export type { Store, JournalRecord, AppendRequest, AppendResult, Lease, ClaimRequest, ClaimedEffect, LeaseRef, RelayHeartbeat } from './stores/store.js'
 export { READY_STATES } from './stores/store.js'

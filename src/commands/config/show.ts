@@ -107,6 +107,11 @@ function targetRow(name: string, target: TargetConfig): (string | number)[] {
     }
     return [name, 'mcp', 'per tool', target.url ?? [target.command, ...target.args].join(' '), details.join('\n')]
   }
+  if (target.type === 'webhook') {
+    // The secret is left out; header values too: they usually carry a credential.
+    const details = [`timeout_ms=${target.timeoutMs} connect_timeout_ms=${target.connectTimeoutMs}`, ...Object.keys(target.headers).map((h) => `${h}: ***`)]
+    return [name, 'webhook', 1, target.url, details.join('\n')]
+  }
   if (target.type === 'module') {
     // Settings by key only: the module alone knows which of them are credentials.
     const keys = Object.keys(target.settings)

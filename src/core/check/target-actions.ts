@@ -30,6 +30,9 @@ export function actionsOf(type: TargetConfig['type']): readonly string[] | null 
     case 'mcp':
       // The actions are the server's tools, known only by asking it (the probe lists them).
       return null
+    case 'webhook':
+      // The action is the receiver's business: the args are the body.
+      return null
     case 'module':
       // Your own code decides which actions it takes (validateArgs refuses the others at submit).
       return null

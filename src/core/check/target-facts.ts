@@ -27,6 +27,8 @@ export function credentialKeys(t: TargetConfig, fileSecrets: readonly string[] =
       return [...Object.keys(t.env).map((v) => `env.${v}`), ...Object.keys(t.headers).map((h) => `headers.${h}`)]
     case 'repo':
       return []
+    case 'webhook':
+      return ['secret', ...Object.keys(t.headers).map((h) => `headers.${h}`)]
     case 'module': {
       // The settings a `${VAR}` filled in: the module alone knows which are credentials, these are the likely ones.
       const secrets = new Set(fileSecrets)
@@ -41,6 +43,8 @@ export function declaredTier(t: TargetConfig): 1 | 2 | 3 | 'per tool' | 'module'
       return 'per tool'
     case 'module':
       return 'module'
+    case 'webhook':
+      return 1
     case 'stripe':
       return 1
     case 'sendgrid':
@@ -94,6 +98,12 @@ export function tierFact(t: TargetConfig): { status: CheckStatus | 'probe'; deta
     }
     case 'mcp':
       return { status: 'probe', detail: 'each tool\'s tier comes from [targets.<name>.tools] or its annotations; only the server\'s tool list can tell' }
+    case 'webhook':
+      return {
+        status: 'warn',
+        detail: 'tier 1: the receiver must answer a repeated Idempotency-Key (the effect id) without acting again, which no read-only probe can see',
+        fix: 'Make the receiver keep the Idempotency-Keys it has seen (for at least as long as an effect may be retried), or accept a notice told twice after a crash.',
+      }
     case 'module':
       return { status: 'probe', detail: 'the module declares its tier; only its own probe() can tell whether the service honours it' }
   }

@@ -59,6 +59,7 @@ export function defaultConfig(dir: string): InterlockConfig {
     targets: {},
     operators: [],
     policy: { rules: [] },
+    notify: [],
     reconcile: { olderThanMs: DEFAULTS.reconcileOlderThanMs, concurrency: DEFAULTS.reconcileConcurrency },
     secrets: [],
   }

@@ -20,6 +20,7 @@ import { depthProblem } from './depth.js'
 import { expandEnv, type UnsetVariable } from './expand-env.js'
 import { normalizeGate, normalizeNotary, normalizeReconcile, normalizeRelay, normalizeStore, normalizeTarget } from './normalize.js'
 import { isNotaryRefusal, notaryTargetsHint } from './notary-targets.js'
+import { normalizeNotify, notifyProblems } from './normalize-notify.js'
 import { markOrigin } from './origin.js'
 import { normalizeOperators, normalizePolicy } from './policy.js'
 import type { InterlockConfig, TargetConfig } from './types.js'
@@ -112,7 +113,8 @@ export function parseConfig(
   const templateProblems = Object.entries(targets).flatMap(([name, t]) => (t.type === 'http' ? [...loadedHttpTemplateProblems(name, t, writtenTarget(doc, name), dir), ...settleProblems(name, t, gate.maxWaitMs)] : []))
   // A target module's own settings, by its own schema: loaded here only for what makes targets (not for store-only reads).
   const moduleProblems = options.deferTargetVariables ? [] : Object.entries(targets).flatMap(([name, t]) => (t.type === 'module' ? targetModuleProblems(name, t, expanded.secrets) : []))
-  const crossProblems = [...templateProblems, ...moduleProblems, ...operatorProblems, ...policyProblems]
+  const notify = normalizeNotify(raw.notify)
+  const crossProblems = [...templateProblems, ...moduleProblems, ...operatorProblems, ...policyProblems, ...notifyProblems(notify, targets, policy)]
   if (crossProblems.length > 0) throw invalid(shown, file, crossProblems)
   const unresolvedOf = new Map<string, string[]>()
   for (const u of deferred) unresolvedOf.set(u.path[1]!, [...(unresolvedOf.get(u.path[1]!) ?? []), u.problem])
@@ -127,6 +129,7 @@ export function parseConfig(
     targets,
     operators,
     policy,
+    notify,
     reconcile: normalizeReconcile(raw.reconcile),
     relay: normalizeRelay(raw.relay, dir),
     ...(raw.notary === undefined ? {} : { notary: normalizeNotary(raw.notary, dir) }),

@@ -80,6 +80,16 @@ export function normalizeTarget(raw: Table, dir: string): TargetConfig {
   if (raw.type === 'github') return normalizeGithub(raw)
   if (raw.type === 's3') return normalizeS3(raw)
   if (raw.type === 'mcp') return normalizeMcp(raw, dir)
+  if (raw.type === 'webhook') {
+    return {
+      type: 'webhook',
+      url: raw.url as string,
+      secret: raw.secret as string,
+      headers: { ...((raw.headers as Record<string, string> | undefined) ?? {}) },
+      timeoutMs: (raw.timeout_ms as number | undefined) ?? DEFAULTS.timeoutMs,
+      connectTimeoutMs: (raw.connect_timeout_ms as number | undefined) ?? DEFAULTS.connectTimeoutMs,
+    }
+  }
   if (raw.type === 'module') {
     // proxy_http is Interlock's (who may call mcp-proxy --http), not the module's.
     const { type: _type, module, proxy_http, ...settings } = raw

@@ -7,6 +7,7 @@
  * written into the file would be printed by `config show` like any value.
  */
 
+import { durationMs } from './schema-common.js'
 import { httpTimeouts } from './schema-common.js'
 
 const credential = (description: string) =>
@@ -58,5 +59,20 @@ export const slackTarget = {
     type: { const: 'slack', description: 'Slack messages (tier 3: a post in flight at a crash becomes AMBIGUOUS; compensated by chat.delete).' },
     token: credential('Slack bot token (xoxb-...) with chat:write, e.g. "${SLACK_TOKEN}".'),
     ...common('Slack Web', 'https://slack.com'),
+  },
+} as const
+
+/** A signed JSON webhook (tier 1: the effect id as Idempotency-Key); where notices can go (docs/operators.md, "Being told"). */
+export const webhookTarget = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'url', 'secret'],
+  properties: {
+    type: { const: 'webhook', description: 'A webhook: POST of the effect\'s args as JSON, signed (Interlock-Signature: t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">), Idempotency-Key: <effect id> (tier 1: the receiver must answer a repeated key without acting again).' },
+    url: { type: 'string', pattern: '^https?://', description: 'Where the POST goes.' },
+    secret: credential('The shared secret the body is signed with, e.g. "${HOOK_SECRET}".'),
+    headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'More request headers (their values are kept out of errors and receipts).' },
+    timeout_ms: durationMs('Total time for one request, in milliseconds. Default 10000.'),
+    connect_timeout_ms: durationMs('Time to establish the connection, in milliseconds. Default 3000.'),
   },
 } as const

@@ -23,9 +23,10 @@ import { DURATION, operators, policy } from './schema-policy.js'
 import { notary, notaryKeys } from './schema-notary.js'
 import { relay } from './schema-relay.js'
 import { DURATION_MAX_MS, durationMs, httpTimeouts } from './schema-common.js'
-import { sendgridTarget, slackTarget, stripeTarget } from './schema-services.js'
+import { sendgridTarget, slackTarget, stripeTarget, webhookTarget } from './schema-services.js'
 import { mcpTarget } from './schema-mcp.js'
 import { mcpProxyHttp } from './schema-mcp-http.js'
+import { notify } from './schema-notify.js'
 import { httpActions, httpTemplateKeys, oneBody } from './schema-http.js'
 
 
@@ -326,8 +327,8 @@ const target = {
   required: ['type'],
   properties: {
     type: {
-      enum: ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3', 'mcp', 'module'],
-      description: 'Kind of target: "repo" (local git), "http", "postgres_row", "stripe", "sendgrid", "slack", "github", "s3", "mcp" (an MCP server) or "module" (your own code).',
+      enum: ['repo', 'http', 'postgres_row', 'stripe', 'sendgrid', 'slack', 'github', 's3', 'mcp', 'webhook', 'module'],
+      description: 'Kind of target: "repo" (local git), "http", "postgres_row", "stripe", "sendgrid", "slack", "github", "s3", "mcp" (an MCP server), "webhook" (a signed JSON POST) or "module" (your own code).',
     },
   },
   allOf: [
@@ -340,6 +341,7 @@ const target = {
     { if: { properties: { type: { const: 'github' } }, required: ['type'] }, then: githubTarget },
     { if: { properties: { type: { const: 's3' } }, required: ['type'] }, then: s3Target },
     { if: { properties: { type: { const: 'mcp' } }, required: ['type'] }, then: mcpTarget },
+    { if: { properties: { type: { const: 'webhook' } }, required: ['type'] }, then: webhookTarget },
     { if: { properties: { type: { const: 'module' } }, required: ['type'] }, then: moduleTarget },
   ],
 } as const
@@ -367,6 +369,7 @@ export const configSchema = {
     reconcile: reconcile,
     relay: relay,
     notary: notary,
+    notify: notify,
   },
 } as const
 

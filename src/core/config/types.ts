@@ -266,6 +266,17 @@ export type TargetConfig =
   | S3TargetConfig
   | McpTargetConfig
   | ModuleTargetConfig
+  | WebhookTargetConfig
+
+/** A signed JSON webhook, tier 1 (targets/webhook/). */
+export interface WebhookTargetConfig {
+  type: 'webhook'
+  url: string
+  secret: string
+  headers: Record<string, string>
+  timeoutMs: number
+  connectTimeoutMs: number
+}
 
 /** Your own code: a module exporting defineTarget() (targets/module/). */
 export interface ModuleTargetConfig {
@@ -334,6 +345,8 @@ export interface InterlockConfig {
   operators: OperatorConfig[]
   /** [policy]: which effects wait for operators (no rules: none). */
   policy: PolicyConfig
+  /** [[notify]]: who is told when effects wait for people (none: nobody). */
+  notify: NotifyRuleConfig[]
   /** [reconcile]; absent in hand-built configs, where DEFAULTS apply. */
   reconcile?: ReconcileConfig
   /** [relay]; absent in hand-built configs, where DEFAULTS apply. */
@@ -386,4 +399,21 @@ export interface PolicyRuleConfig {
 
 export interface PolicyConfig {
   rules: PolicyRuleConfig[]
+}
+
+/** One [[notify]] rule (notify/). */
+export interface NotifyRuleConfig {
+  name: string
+  on: Array<'held' | 'release' | 'ambiguous' | 'ambiguous_waiting' | 'failed' | 'refused'>
+  channel: string
+  targets?: string[]
+  rules?: string[]
+  principals?: string[]
+  /** 0: one notice per event. */
+  windowMs: number
+  waitingMs?: number
+  slackChannel?: string
+  to?: string[]
+  from?: string
+  consoleUrl?: string
 }

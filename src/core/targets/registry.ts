@@ -23,6 +23,7 @@ import { StripeRefundTarget } from './stripe/stripe-target.js'
 import { McpTarget } from './mcp/mcp-target.js'
 import { notarizeFromConfig, type NotaryTargetOptions } from '../notary/config-target.js'
 import { createModuleTarget } from './module/module-target.js'
+import { WebhookTarget } from './webhook/webhook-target.js'
 import { markTarget } from './origin.js'
 import { assertTarget, type EffectTarget } from './target.js'
 
@@ -76,11 +77,14 @@ export function createTarget(name: string, config: TargetConfig, given: TargetOp
       // No session is opened here: the first call, probe or proxy opens one.
       target = new McpTarget(name, config, { secrets: opts.secrets })
       break
+    case 'webhook':
+      target = new WebhookTarget(name, config, { secrets: opts.secrets })
+      break
     case 'module':
       target = createModuleTarget(name, config, secrets)
       break
     default:
-      throw new InputError(`target ${name}: unknown type ${JSON.stringify((config as { type?: unknown }).type)}; expected one of ${[...TARGET_TYPES, 'module'].join(', ')}`)
+      throw new InputError(`target ${name}: unknown type ${JSON.stringify((config as { type?: unknown }).type)}; expected one of ${[...TARGET_TYPES, 'webhook', 'module'].join(', ')}`)
   }
   assertTarget(target)
   markTarget(target, { file: origin?.file, secrets, rules: origin?.rules ?? [] })
