@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { CrashPoint } from '../core/crash-points.js'
-import { toEffect, type Effect, type Tier } from '../core/effect.js'
+import { toEffect, type EffectInput, type Tier } from '../core/effect.js'
 import { InputError } from '../core/errors.js'
 import { Gate } from '../core/gate.js'
 import type { State } from '../core/lifecycle.js'
@@ -77,14 +77,15 @@ async function killedAt<S>(options: CrashPointsOptions<S>, point: KitCrashPoint,
     const end = await runCrashChild(planFile, point, Math.max(1000, deadline - Date.now() - 2000))
     assert.equal(end.signal, 'SIGKILL', `the child armed at ${point} was not killed there: it ${end.signal ? `ended by ${end.signal}` : `exited ${end.code}`}, so it never passed the point.\nstdout: ${end.stdout}\nstderr: ${end.stderr}`)
 
-    await recoverAndJudge(world, effect, tier, point, deadline)
+    await recoverAndJudge(world, input, tier, point, deadline)
   } finally {
     await world?.close()
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
-async function recoverAndJudge<S>(world: World<S>, effect: Effect, tier: Tier, point: KitCrashPoint, deadline: number): Promise<void> {
+async function recoverAndJudge<S>(world: World<S>, input: EffectInput, tier: Tier, point: KitCrashPoint, deadline: number): Promise<void> {
+  const effect = toEffect(input)
   const storeConfig = world.config.store
   const store = await openStore(storeConfig)
   const retry = world.config.gate
@@ -95,7 +96,7 @@ async function recoverAndJudge<S>(world: World<S>, effect: Effect, tier: Tier, p
       assert.equal(await store.get(effect.id), undefined, `killed after-premises, before its first commit, yet effect ${id} is journaled`)
       assert.equal(await world.applications(effect), 0, `killed after-premises, before anything was journaled or sent, yet the service made effect ${id}`)
       // The agent, restarted, submits the same decision again: the same effect.
-      const again = await gate.submit({ thread: effect.thread, target: effect.target, action: effect.action, args: effect.args, premises: effect.premises, ...(effect.key ? { key: effect.key } : {}) })
+      const again = await gate.submit(input)
       assert.equal(again.status, 'committed', `killed after-premises, the same submit again ended ${again.status}: ${JSON.stringify(again)}`)
     }
     const state = await recoverUntilSettled(gate, store, effect.id, deadline)
