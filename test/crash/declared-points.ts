@@ -5,9 +5,11 @@
  * invariants), with the targets read from the file by the child and by the
  * recovering parent alike, and judged by the emulator's own ledger.
  *
- * - every crash point × store: a child SIGKILLed at the point, this process
- *   recovers (asking again while a search index has not caught up: settle_ms),
- *   then one more recovery and a reconcile pass change nothing;
+ * - every crash point × store, by the contract kit (agent-interlock/testing,
+ *   src/testing/crash-points.ts) as a user runs it on a target of their own:
+ *   a child SIGKILLed at the point, this process recovers (asking again while
+ *   a search index has not caught up: settle_ms), then one more recovery and
+ *   a reconcile pass change nothing;
  * - faults × store: the emulator's fault strikes the child's first request,
  *   the child carries on to COMMITTED (tiers 1, 2) or AMBIGUOUS (tier 3) and
  *   is killed right there; recovery changes nothing;
@@ -34,7 +36,8 @@ import { openStore } from '../../src/core/stores/open.js'
 import type { Store } from '../../src/core/stores/store.js'
 import { createTargets } from '../../src/core/targets/registry.js'
 import type { Emulator, FaultMode } from '../../src/emulators/emulator.js'
-import type { DeclaredApi } from '../helpers/declared-apis.js'
+import { crashPoints, registerContract } from '../../src/testing/index.js'
+import { declaredTable, type DeclaredApi } from '../helpers/declared-apis.js'
 import { planTargets } from './plan-targets.js'
 import { serviceRig } from './point-rig.js'
 import type { ChildPlan } from './submit-child.js'
@@ -60,6 +63,7 @@ export interface DeclaredScenario<S extends Emulator> {
 
 export function declaredCrashPoints<S extends Emulator>(s: DeclaredScenario<S>): void {
   const rig = serviceRig<S>(`interlock-crash-${s.name}`, s.start)
+  const targetName = s.call('name').target
   let file = ''
   let env: Record<string, string> = {}
   beforeAll(() => {
@@ -101,36 +105,20 @@ export function declaredCrashPoints<S extends Emulator>(s: DeclaredScenario<S>):
       await install(storeConfig())
     })
 
-    it.each(POINTS)('killed %s: recovery leaves the service with the right number of what it makes', async (point) => {
-      const input = s.call(`${s.name}-${storeName}-${point}`)
-      const id = toEffect(input).id
-      await rig.killAt('submit-child', point, plan(storeConfig(), input), `${s.name}-${storeName}-${point}`)
-      const store = await openStore(storeConfig())
-      let gate: Gate | undefined
-      try {
-        if (point === 'after-premises') {
-          expect(await store.get(id)).toBeUndefined()
-          expect(applied(id)).toBe(0)
-          const again = new Gate({ store, targets: createTargets(planTargets({ config: file, configEnv: env })).values() })
-          expect(await again.submit(input)).toMatchObject({ status: 'committed', effectId: id })
-          await again.close()
-        }
-        gate = await recovered(store, id)
-        const final = (await store.get(id))!.state
-        if (s.tier === 3 && IN_FLIGHT_WINDOW.includes(point)) {
-          expect(final).toBe('AMBIGUOUS')
-          expect(applied(id)).toBe(point === 'after-apply' ? 1 : 0)
-        } else {
-          expect(final).toBe('COMMITTED')
-          expect(applied(id)).toBe(1)
-        }
-        await unchangedAfterMore(gate, store, storeConfig(), id)
-        await rig.expectWhole(store, { id, tier: s.tier, crashedInWindow: IN_FLIGHT_WINDOW.includes(point) }, applied)
-      } finally {
-        await gate?.close()
-        await store.close()
-      }
-    })
+    // Killed at each point, recovered, judged: the contract kit users run on their own targets.
+    registerContract(
+      crashPoints({
+        name: targetName,
+        service: { start: async () => rig.service },
+        table: (svc) => declaredTable(s.declared(svc), targetName),
+        env: (svc) => s.declared(svc).env,
+        store: () => ({ ...storeConfig() }),
+        ...(s.retry ? { gate: { max_attempts: s.retry.maxAttempts, backoff_ms: s.retry.backoffMs } } : {}),
+        call: (thread) => s.call(thread),
+        applications: (effect, svc) => s.applications(svc, effect.id),
+      }),
+      { it },
+    )
 
     it.each(FAULTS)('%s on the child\'s first request: it settles, is killed there, and recovery changes nothing', async (mode) => {
       const input = s.call(`${s.name}-${storeName}-fault-${mode}`)

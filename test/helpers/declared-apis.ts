@@ -4,6 +4,7 @@
  * file and the environment its `${VAR}`s come from. The integration tests,
  * the crash-point tests and the `check` e2e test read the same files.
  */
+import { parse } from 'smol-toml'
 import type { EffectInput, Tier } from '../../src/core/effect.js'
 
 export interface DeclaredApi {
@@ -11,6 +12,13 @@ export interface DeclaredApi {
   toml: string
   /** Its `${VAR}`s. */
   env: Record<string, string>
+}
+
+/** The `[targets.<name>]` table of a declared API, as the contract kit (agent-interlock/testing) takes it. */
+export function declaredTable(api: DeclaredApi, name: string): Record<string, unknown> {
+  const table = (parse(api.toml).targets as Record<string, Record<string, unknown>> | undefined)?.[name]
+  if (!table) throw new Error(`no [targets.${name}] in the declared API`)
+  return table
 }
 
 /**

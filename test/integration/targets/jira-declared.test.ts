@@ -11,8 +11,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/core/config/load.js'
 import { toEffect } from '../../../src/core/effect.js'
 import { createTargets } from '../../../src/core/targets/registry.js'
+import { registerContract, tierContract } from '../../../src/testing/index.js'
 import { JiraEmulator } from '../../emulators/jira.js'
-import { jiraCall, jiraToml, type DeclaredApi } from '../../helpers/declared-apis.js'
+import { declaredTable, jiraCall, jiraToml, type DeclaredApi } from '../../helpers/declared-apis.js'
 import { sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
 
 /** Short, for the test's sake; the real search takes seconds to minutes. */
@@ -144,4 +145,26 @@ describe('what the declaration buys', () => {
       await g.cleanup()
     }
   })
+})
+
+// Its crash points run by the same kit: test/crash/crash-points-jira*.test.ts.
+describe.each(['create_issue', 'create_issue_untracked'] as const)('the tier contract of %s (agent-interlock/testing)', (action) => {
+  registerContract(
+    tierContract({
+      name: 'jira',
+      service: {
+        start: async () => {
+          const j = await new JiraEmulator().start()
+          j.searchLagMs = LAG_MS
+          return j
+        },
+        stop: (j) => j.close(),
+      },
+      table: (j) => declaredTable(jiraToml(j.url, j.basicAuth, SETTLE_MS), 'jira'),
+      env: (j) => jiraToml(j.url, j.basicAuth).env,
+      call: (thread) => jiraCall(thread, action),
+      applications: (effect, j) => j.issuesFor(effect.id).length,
+    }),
+    { it },
+  )
 })

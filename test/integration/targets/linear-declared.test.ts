@@ -9,8 +9,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/core/config/load.js'
 import { toEffect } from '../../../src/core/effect.js'
 import { createTargets } from '../../../src/core/targets/registry.js'
+import { registerContract, tierContract } from '../../../src/testing/index.js'
 import { LinearEmulator } from '../../emulators/linear.js'
-import { linearCall, linearToml, type DeclaredApi } from '../../helpers/declared-apis.js'
+import { declaredTable, linearCall, linearToml, type DeclaredApi } from '../../helpers/declared-apis.js'
 import { sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
 
 let linear: LinearEmulator
@@ -121,4 +122,19 @@ describe('what the template buys', () => {
       await g.cleanup()
     }
   })
+})
+
+// Its crash points run by the same kit: test/crash/crash-points-linear.test.ts.
+describe('the tier contract (agent-interlock/testing)', () => {
+  registerContract(
+    tierContract({
+      name: 'linear',
+      service: { start: () => new LinearEmulator().start(), stop: (l) => l.close() },
+      table: (l) => declaredTable(linearToml(l.url), 'linear'),
+      env: (l) => linearToml(l.url).env,
+      call: (thread, l) => linearCall(thread, l.teamId),
+      applications: (effect, l) => l.issuesFor(effect.id).length,
+    }),
+    { it },
+  )
 })

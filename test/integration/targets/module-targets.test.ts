@@ -7,11 +7,13 @@
  * Every way a module can be wrong is a ConfigError (exit 3) naming the key
  * path and the module, scrubbed of the file's secrets.
  */
+import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../../src/core/config/load.js'
 import { toEffect } from '../../../src/core/effect.js'
 import { ConfigError, ExitCode } from '../../../src/core/errors.js'
 import { createTargets } from '../../../src/core/targets/registry.js'
+import { crashPoints, registerContract, tierContract, type TargetUnderTest } from '../../../src/testing/index.js'
 import { JiraEmulator } from '../../emulators/jira.js'
 import { jiraCall } from '../../helpers/declared-apis.js'
 import { JIRA_MODULE, jiraModuleToml, moduleProject, type ModuleProject } from '../../helpers/module-project.js'
@@ -90,6 +92,27 @@ describe('a target module from interlock.toml', () => {
       await g.cleanup()
     }
   })
+})
+
+// The kit a module's author runs on it (agent-interlock/testing): a module is one more table.
+describe('the contract kit on the module: its tier contract and crash points', () => {
+  const module: TargetUnderTest<JiraEmulator> = {
+    name: 'jira',
+    service: {
+      start: async () => {
+        const j = await new JiraEmulator().start()
+        j.searchLagMs = LAG_MS
+        return j
+      },
+      stop: (j) => j.close(),
+    },
+    table: (j) => ({ type: 'module', module: join(project.dir, 'targets/jira.js'), base_url: j.url, auth: '${JIRA_BASIC_AUTH}', settle_ms: 700 }),
+    env: (j) => ({ JIRA_BASIC_AUTH: j.basicAuth }),
+    gate: { max_attempts: 8, backoff_ms: 100 },
+    call: (thread) => jiraCall(thread),
+    applications: (effect, j) => j.issuesFor(effect.id).length,
+  }
+  registerContract([...tierContract(module), ...crashPoints(module)], { it })
 })
 
 describe('a module that cannot be used is a config error (exit 3) naming it', () => {

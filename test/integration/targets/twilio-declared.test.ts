@@ -8,8 +8,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/core/config/load.js'
 import { toEffect } from '../../../src/core/effect.js'
 import { createTargets } from '../../../src/core/targets/registry.js'
+import { registerContract, tierContract } from '../../../src/testing/index.js'
 import { TwilioEmulator } from '../../emulators/twilio.js'
-import { twilioCall, twilioToml } from '../../helpers/declared-apis.js'
+import { declaredTable, twilioCall, twilioToml } from '../../helpers/declared-apis.js'
 import { journalText, sqliteGate, type SqliteGate } from '../../helpers/sqlite-gate.js'
 
 let twilio: TwilioEmulator
@@ -131,4 +132,19 @@ describe('what the template buys, and what tier 1 rests on', () => {
       await g.cleanup()
     }
   })
+})
+
+// Its crash points run by the same kit: test/crash/crash-points-twilio.test.ts.
+describe('the tier contract (agent-interlock/testing)', () => {
+  registerContract(
+    tierContract({
+      name: 'sms',
+      service: { start: () => new TwilioEmulator().start(), stop: (t) => t.close() },
+      table: (t) => declaredTable(twilioToml(t.url, t), 'sms'),
+      env: (t) => twilioToml(t.url, t).env,
+      call: (thread) => twilioCall(thread),
+      applications: (effect, t) => t.count(effect.id),
+    }),
+    { it },
+  )
 })
