@@ -70,7 +70,7 @@ export function targetFromDocument(doc: OpenApiDocument, options: FromOpenApiOpt
   const drafts = operations.map((op, i) =>
     mapOperation(doc, op, uniqueName(actionName(operationName(op)), taken), { target: name, prefix, base: servers[i]!.base, auth: options.auth ?? 'document', optional }),
   )
-  optional.assertAllOffered(operations.length === 1 ? `operation ${drafts[0]!.operation}` : 'none of the operations')
+  optional.assertAllOffered(drafts.map((d) => d.operation))
 
   const tier: Tier = drafts.every((d) => d.tier === 1) ? 1 : 3
   const sameCredentials = drafts.every((d) => JSON.stringify(d.credentials) === JSON.stringify(drafts[0]!.credentials))

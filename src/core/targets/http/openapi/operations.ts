@@ -7,7 +7,7 @@
 import { editDistance } from '../../../edit-distance.js'
 import { NotFoundError, UsageError } from '../../../errors.js'
 import type { JsonTable, OpenApiDocument } from './document.js'
-import { isTable } from './refs.js'
+import { derefTable, isTable } from './refs.js'
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 /**
@@ -38,8 +38,9 @@ export interface OperationRow {
 export function operationsOf(doc: OpenApiDocument): Operation[] {
   const paths = isTable(doc.root.paths) ? doc.root.paths : {}
   const out: Operation[] = []
-  for (const [path, item] of Object.entries(paths)) {
-    if (!isTable(item)) continue
+  for (const [path, raw] of Object.entries(paths)) {
+    const item = derefTable(doc.root, raw)
+    if (!item) continue
     for (const m of METHODS) {
       const op = item[m]
       if (!isTable(op)) continue

@@ -29,12 +29,13 @@ export class OptionalChoice {
   }
 
   /** Names asked for that no operation offers: a typo, said rather than ignored. */
-  assertAllOffered(operations: string): void {
+  assertAllOffered(operations: readonly string[]): void {
     const unknown = [...this.asked].filter((n) => !this.offered.has(n))
     if (unknown.length === 0) return
     const offered = [...this.offered]
+    const which = operations.length === 1 ? `operation ${operations[0]} has no` : `none of the operations ${operations.join(', ')} has an`
     throw new UsageError(
-      `--include ${unknown.join(', ')}: ${operations} has no optional parameter or body property of that name`,
+      `--include ${unknown.join(', ')}: ${which} optional parameter or body property of that name`,
       { hint: offered.length > 0 ? `Its optional ones: ${offered.join(', ')} (or --include all).` : 'It has no optional parameters or body properties.' },
     )
   }

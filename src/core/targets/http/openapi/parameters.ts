@@ -46,7 +46,8 @@ interface Parameter {
 }
 
 export function mapParameters(root: JsonTable, pathItem: JsonTable, operation: JsonTable, path: string, args: ArgNames, optional: OptionalChoice, notSent: NotSent, prefix: string): MappedParameters {
-  const out: MappedParameters = { path, params: {}, headers: {}, notes: [] }
+  // A literal ${ in the path would be read as an environment variable when interlock.toml loads.
+  const out: MappedParameters = { path: path.replace(/\$\{/g, '$${'), params: {}, headers: {}, notes: [] }
   const list = parametersOf(root, pathItem, operation, out.notes)
   // Path parameters are always required (OpenAPI 3), in the order the path names them.
   const pathNames = [...new Set([...path.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!))]
