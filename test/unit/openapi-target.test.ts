@@ -227,6 +227,8 @@ describe('the tier the document allows', () => {
     expect(t.actions!.create_message!.tier).toBe(1)
     expect(t.actions!.create_call!.tier).toBeUndefined()
     expect(gen.notes.some((n) => n.startsWith('CreateCall: To check by hand'))).toBe(true)
+    const err = thrown(() => generate(both, { operations: ['CreateMessage', 'CreateCall'], include: ['Bodyy'] }))
+    expect(err.message).toBe('--include Bodyy: none of the operations CreateMessage, CreateCall has an optional parameter or body property of that name')
   })
 })
 
@@ -288,6 +290,17 @@ describe('bodies that are not a plain object', () => {
     const err = thrown(() => generate(withBody({ 'multipart/form-data': { schema: { type: 'object' } } }), { operations: ['createCharge'] }))
     expect(err).toBeInstanceOf(InputError)
     expect(err.message).toContain('operation createCharge sends its body as multipart/form-data')
+  })
+
+  it('a literal ${ from the document stays literal: not read as an environment variable', () => {
+    const d = structuredClone(payments) as any
+    d.paths['/accounts/{account_id}/charges'].post.parameters[2].schema = { type: 'string', default: 'v${2}' }
+    d.paths['/odd/${x}/{id}'] = { post: { operationId: 'odd', parameters: [{ name: 'id', in: 'path', required: true }], responses: { 200: { description: 'ok' } } } }
+    const gen = generate(d, { operations: ['createCharge', 'odd'] })
+    expect(gen.variables).toEqual(['PAYMENTS_TOKEN', 'PAYMENTS_X_TENANT'])
+    const t = loaded(gen)
+    expect(t.actions!.create_charge!.headers!['X-Api-Version']).toBe('v${2}')
+    expect(t.actions!.odd!.url).toBe('https://api.payments.test/v2/odd/${x}/{args.id}')
   })
 
   it('text from the document cannot leave its comment: a summary with newlines and a fake table stays a comment', () => {

@@ -10,8 +10,9 @@ import { parse as parseToml } from 'smol-toml'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/core/config/load.js'
 import type { EffectInput } from '../../../src/core/effect.js'
+import type { InterlockError } from '../../../src/core/errors.js'
 import { loadOpenApi } from '../../../src/core/targets/http/openapi/document.js'
-import { targetFromOpenApi, type FromOpenApiOptions, type GeneratedTarget } from '../../../src/core/targets/http/openapi/from-openapi.js'
+import { listOpenApiOperations, targetFromOpenApi, type FromOpenApiOptions, type GeneratedTarget } from '../../../src/core/targets/http/openapi/from-openapi.js'
 import { createTargets } from '../../../src/core/targets/registry.js'
 import { GithubEmulator } from '../../emulators/github.js'
 import { GITHUB_OPENAPI as GITHUB_DOCUMENT } from '../../helpers/declared-apis.js'
@@ -73,6 +74,31 @@ describe("GitHub's published REST description", () => {
     expect(target.actions![action]).toMatchObject({ method, url: `${github.url}${path}`, args })
     // Tier 3, with what to check by hand for tier 2, in the text a person reads.
     expect(gen.toml).toContain(`[targets.github.actions.${action}.query]`)
+  })
+
+  it('every one of its writes, every optional part included, gives a section that loads, or is refused for a body an http target cannot send', () => {
+    const writes = listOpenApiOperations(GITHUB_DOCUMENT).operations
+    expect(writes.length).toBeGreaterThan(500)
+    const refused: string[] = []
+    const broken: string[] = []
+    for (const op of writes) {
+      let gen: GeneratedTarget
+      try {
+        gen = generate([op.operationId!], { include: ['all'] })
+      } catch (e) {
+        refused.push(`${(e as InterlockError).code}: ${(e as Error).message}`)
+        continue
+      }
+      try {
+        configOf(gen)
+      } catch (e) {
+        broken.push(`${op.operationId}: ${(e as Error).message} ${JSON.stringify((e as { problems?: unknown }).problems ?? [])}`)
+      }
+    }
+    expect(broken).toEqual([])
+    // markdown/render-raw (text/plain) and repos/upload-release-asset (application/octet-stream).
+    expect(refused).toHaveLength(2)
+    for (const r of refused) expect(r).toMatch(/^E_INPUT: operation \S+ sends its body as .*, which an http target cannot send/)
   })
 
   it('without --server and --auth: the document\'s own server, and no credential invented (GitHub\'s document declares none)', () => {

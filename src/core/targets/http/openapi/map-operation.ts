@@ -15,7 +15,7 @@ import type { OpenApiDocument } from './document.js'
 import { ArgNames } from './names.js'
 import { isRead, operationName, operationsOf, type Operation } from './operations.js'
 import { NotSent, type OptionalChoice } from './optional.js'
-import { mapParameters } from './parameters.js'
+import { escapeRegExp, mapParameters } from './parameters.js'
 import { isTable } from './refs.js'
 import { mapRequestBody } from './request-body.js'
 import { mapResponses } from './responses.js'
@@ -110,12 +110,8 @@ function tier2Hint(doc: OpenApiDocument, op: Operation, target: string, action: 
 /** GETs on the same path, its parent (the collection), or one of its items. */
 function readsNear(doc: OpenApiDocument, op: Operation): Operation[] {
   const parent = op.path.replace(/\/[^/]+\/?$/, '')
-  const item = new RegExp(`^${escape(op.path.replace(/\/$/, ''))}/\\{[^/{}]+\\}$`)
+  const item = new RegExp(`^${escapeRegExp(op.path.replace(/\/$/, ''))}/\\{[^/{}]+\\}$`)
   return operationsOf(doc)
     .filter((o) => isRead(o.method) && o.method === 'GET' && (o.path === op.path || (parent !== '' && o.path === parent) || item.test(o.path)))
     .slice(0, 3)
-}
-
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }

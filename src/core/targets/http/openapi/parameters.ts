@@ -47,15 +47,15 @@ interface Parameter {
 
 export function mapParameters(root: JsonTable, pathItem: JsonTable, operation: JsonTable, path: string, args: ArgNames, optional: OptionalChoice, notSent: NotSent, prefix: string): MappedParameters {
   // A literal ${ in the path would be read as an environment variable when interlock.toml loads.
-  const out: MappedParameters = { path: path.replace(/\$\{/g, '$${'), params: {}, headers: {}, notes: [] }
+  const out: MappedParameters = { path: path.replace(/\$\{/g, () => '$${'), params: {}, headers: {}, notes: [] }
   const list = parametersOf(root, pathItem, operation, out.notes)
   // Path parameters are always required (OpenAPI 3), in the order the path names them.
-  const pathNames = [...new Set([...path.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!))]
+  const pathNames = [...new Set([...path.matchAll(/(?<!\$)\{([^{}]+)\}/g)].map((m) => m[1]!))]
   for (const name of pathNames) {
     const p = list.find((q) => q.in === 'path' && q.name === name)
     if (!p) out.notes.push(`The path names {${name}}, which the operation does not declare as a parameter: taken as an argument anyway.`)
     const arg = args.take(name, 'path parameter')
-    out.path = out.path.split(`{${name}}`).join(`{args.${arg}}`)
+    out.path = out.path.replace(new RegExp(`(?<!\\$)\\{${escapeRegExp(name)}\\}`, 'g'), () => `{args.${arg}}`)
     if (p?.multiSegment) {
       out.notes.push(`Path parameter ${name} may span several segments (a/b), but each value is sent percent-encoded as one (a%2Fb): check that the service accepts that.`)
     }
@@ -116,7 +116,7 @@ function header(root: JsonTable, p: Parameter, out: MappedParameters, optional: 
   }
   const fixed = fixedValue(root, p.schema)
   if (fixed !== undefined) {
-    out.headers[p.name] = fixed.replace(/\$\{/g, '$${')
+    out.headers[p.name] = fixed.replace(/\$\{/g, () => '$${')
     return
   }
   const variable = headerVariable(prefix, p.name)
@@ -144,4 +144,8 @@ function parametersOf(root: JsonTable, pathItem: JsonTable, operation: JsonTable
     }
   }
   return [...byKey.values()]
+}
+
+export function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }

@@ -48,7 +48,7 @@ export function serverFor(doc: OpenApiDocument, op: Operation, given: string | u
       context: { file: doc.file },
     })
   }
-  url = url.replace(/\/+$/, '').replace(/\$\{/g, '$${')
+  url = url.replace(/\/+$/, '').replace(/\$\{/g, () => '$${')
   if (servers!.length > 1) about.push(`Server: ${url}, the first of ${servers!.length} the document lists (--server picks another).`)
   return { base: url, about }
 }
