@@ -14,6 +14,18 @@
  * - Git data: get/create a commit object, get/update a reference (update without `force`
  *   must be a fast-forward, else 422 "Update is not a fast forward").
  *   https://docs.github.com/en/rest/git/commits, https://docs.github.com/en/rest/git/refs
+ * - Issues, as `interlock targets from-openapi` declares them from GitHub's own OpenAPI
+ *   description: `POST /repos/{o}/{r}/issues` with `title` (required: 422 "Validation
+ *   Failed", code missing_field, without it), `body`, `labels`, `assignees`; 201 with the
+ *   issue (`id`, `number`, ...). Issues and pull requests share one number sequence.
+ *   https://docs.github.com/en/rest/issues/issues#create-an-issue
+ *   `POST /repos/{o}/{r}/issues/{n}/comments` with `body` (required); 201 with the comment;
+ *   404 for an issue that does not exist (a pull request is an issue too).
+ *   https://docs.github.com/en/rest/issues/comments#create-an-issue-comment
+ * - Create a reference: `POST /repos/{o}/{r}/git/refs` with `ref` (fully qualified: it must
+ *   start with refs/ and have at least two slashes) and `sha`; 201 with the reference; 422
+ *   "Reference already exists" for one that does.
+ *   https://docs.github.com/en/rest/git/refs#create-a-reference
  * - A missing or wrong token: 401 "Bad credentials".
  *   https://docs.github.com/en/rest/authentication/authenticating-to-the-rest-api
  * - Rate limits, as "Rate limits for the REST API" and "Troubleshooting the REST API"
@@ -43,6 +55,22 @@ export interface Commit {
   parents: string[]
   /** Creation order, for "newest first". */
   seq: number
+}
+
+export interface Issue {
+  id: number
+  number: number
+  title: string
+  body: string | null
+  labels: string[]
+  assignees: string[]
+  state: 'open' | 'closed'
+  comments: IssueComment[]
+}
+
+export interface IssueComment {
+  id: number
+  body: string
 }
 
 export interface Pull {
@@ -77,6 +105,9 @@ export class GithubEmulator extends Emulator {
   readonly commits = new Map<string, Commit>()
   readonly branches = new Map<string, string>()
   readonly pulls = new Map<number, Pull>()
+  readonly issues = new Map<number, Issue>()
+  /** References other than branches (refs/tags/...), by full name. */
+  readonly refs = new Map<string, string>()
   /** The token's `permissions` on the repository, as GET /repos/{owner}/{repo} reports them. */
   permissions = { admin: false, maintain: false, push: true, triage: true, pull: true }
   /** The account GET /user names. */
@@ -84,6 +115,8 @@ export class GithubEmulator extends Emulator {
   /** The emulator's wall clock, epoch ms (rate-limit resets are told in its seconds). */
   now: () => number = Date.now
   private seq = 0
+  /** Ids of issues and comments, as GitHub's are: numbers unique across the repository. */
+  private nextId = 1000
   private primary = { remaining: PRIMARY_LIMIT, resetAt: 0, status: 403 as 403 | 429 }
   private secondary: (SecondaryLimit & { left: number })[] = []
   private baseMoves = 0
@@ -109,7 +142,7 @@ export class GithubEmulator extends Emulator {
 
   /** Opens a pull request from a new branch with one commit, into `base`. */
   openPull(opts: { number?: number; base?: string; head?: string; title?: string; mergeable?: boolean | null } = {}): Pull {
-    const number = opts.number ?? this.pulls.size + 1
+    const number = opts.number ?? this.nextNumber()
     const base = opts.base ?? 'main'
     const head = opts.head ?? `feature-${number}`
     const title = opts.title ?? `Change ${number}`
@@ -127,6 +160,11 @@ export class GithubEmulator extends Emulator {
     }
     this.pulls.set(number, pull)
     return pull
+  }
+
+  /** The next issue or pull request number: they share one sequence. */
+  private nextNumber(): number {
+    return Math.max(0, ...this.pulls.keys(), ...this.issues.keys()) + 1
   }
 
   /** Someone pushes another commit to the pull request's head branch. */
@@ -236,6 +274,9 @@ export class GithubEmulator extends Emulator {
     let m: RegExpMatchArray | null
     if (req.method === 'GET' && (m = rest.match(/^\/pulls\/(\d+)$/))) return this.getPull(Number(m[1]))
     if (req.method === 'PUT' && (m = rest.match(/^\/pulls\/(\d+)\/merge$/))) return this.merge(req, Number(m[1]))
+    if (req.method === 'POST' && rest === '/issues') return this.createIssue(req)
+    if (req.method === 'POST' && (m = rest.match(/^\/issues\/(\d+)\/comments$/))) return this.createComment(req, Number(m[1]))
+    if (req.method === 'POST' && rest === '/git/refs') return this.createRef(req)
     if (req.method === 'GET' && rest === '/commits') return this.listCommits(req)
     if (req.method === 'GET' && (m = rest.match(/^\/git\/commits\/([0-9a-f]{40})$/))) return this.getCommit(m[1]!)
     if (req.method === 'POST' && rest === '/git/commits') return this.createCommit(req)
@@ -293,6 +334,77 @@ export class GithubEmulator extends Emulator {
       return commit.sha
     })
     return { status: 200, body: { sha, merged: true, message: 'Pull Request successfully merged' } }
+  }
+
+  private async createIssue(req: EmulatorRequest): Promise<EmulatorResponse> {
+    const body = parseJson(req.body)
+    if (body === undefined) return { status: 400, body: { message: 'Problems parsing JSON', documentation_url: DOCS } }
+    const title = typeof body.title === 'number' ? String(body.title) : body.title
+    if (typeof title !== 'string' || title === '') return missingField('Issue', 'title')
+    if (body.body !== undefined && body.body !== null && typeof body.body !== 'string') return validationFailed('body is not a string')
+    const labels = Array.isArray(body.labels) ? body.labels.map((l) => (typeof l === 'string' ? l : (l as { name?: string })?.name)).filter((l): l is string => typeof l === 'string') : []
+    const assignees = Array.isArray(body.assignees) ? body.assignees.filter((a): a is string => typeof a === 'string') : []
+    const issue = await this.apply(req, undefined, () => {
+      const made: Issue = { id: this.nextId++, number: this.nextNumber(), title, body: (body.body as string | null | undefined) ?? null, labels, assignees, state: 'open', comments: [] }
+      this.issues.set(made.number, made)
+      return made
+    })
+    return { status: 201, body: this.issueJson(issue) }
+  }
+
+  private issueJson(i: Issue): Record<string, unknown> {
+    const url = `https://api.github.com/repos/${this.owner}/${this.repo}/issues/${i.number}`
+    return {
+      id: i.id,
+      node_id: `I_${i.id}`,
+      url,
+      html_url: `https://github.com/${this.owner}/${this.repo}/issues/${i.number}`,
+      number: i.number,
+      state: i.state,
+      title: i.title,
+      body: i.body,
+      user: { login: this.login },
+      labels: i.labels.map((name) => ({ name })),
+      assignees: i.assignees.map((login) => ({ login })),
+      comments: i.comments.length,
+    }
+  }
+
+  private async createComment(req: EmulatorRequest, n: number): Promise<EmulatorResponse> {
+    const issue = this.issues.get(n)
+    if (!issue && !this.pulls.has(n)) return notFound()
+    const body = parseJson(req.body)
+    if (body === undefined) return { status: 400, body: { message: 'Problems parsing JSON', documentation_url: DOCS } }
+    if (typeof body.body !== 'string' || body.body === '') return missingField('IssueComment', 'body')
+    const text = body.body
+    const comment = await this.apply(req, undefined, () => {
+      const made: IssueComment = { id: this.nextId++, body: text }
+      // A pull request is an issue: its comments are kept on an issue of the same number.
+      const on = issue ?? this.issueForPull(n)
+      on.comments.push(made)
+      return made
+    })
+    const url = `https://api.github.com/repos/${this.owner}/${this.repo}/issues`
+    return { status: 201, body: { id: comment.id, node_id: `IC_${comment.id}`, url: `${url}/comments/${comment.id}`, issue_url: `${url}/${n}`, body: comment.body, user: { login: this.login } } }
+  }
+
+  private issueForPull(n: number): Issue {
+    const pull = this.pull(n)
+    const issue: Issue = { id: this.nextId++, number: n, title: pull.title, body: null, labels: [], assignees: [], state: 'open', comments: [] }
+    this.issues.set(n, issue)
+    return issue
+  }
+
+  private async createRef(req: EmulatorRequest): Promise<EmulatorResponse> {
+    const body = parseJson(req.body)
+    if (body === undefined) return { status: 400, body: { message: 'Problems parsing JSON', documentation_url: DOCS } }
+    const { ref, sha } = body as { ref?: unknown; sha?: unknown }
+    if (typeof ref !== 'string' || !ref.startsWith('refs/') || ref.split('/').length < 3) return validationFailed(`${String(ref)} is not a valid ref name.`)
+    if (typeof sha !== 'string' || !this.commits.has(sha)) return validationFailed('Object does not exist')
+    const branch = ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : undefined
+    if (branch ? this.branches.has(branch) : this.refs.has(ref)) return { status: 422, body: { message: 'Reference already exists', documentation_url: DOCS } }
+    await this.apply(req, undefined, () => (branch ? this.branches.set(branch, sha) : this.refs.set(ref, sha)))
+    return { status: 201, body: { ref, node_id: `REF_${sha.slice(0, 8)}`, url: `https://api.github.com/repos/${this.owner}/${this.repo}/git/${ref}`, object: { type: 'commit', sha } } }
   }
 
   private listCommits(req: EmulatorRequest): EmulatorResponse {
@@ -372,6 +484,11 @@ function parseJson(text: string): Record<string, unknown> | undefined {
 
 function notFound(): EmulatorResponse {
   return { status: 404, body: { message: 'Not Found', documentation_url: DOCS } }
+}
+
+/** GitHub's 422 for a required field left out: the validation-error schema of its OpenAPI description (components.responses.validation_failed), errors[].code "missing_field". */
+function missingField(resource: string, field: string): EmulatorResponse {
+  return { status: 422, body: { message: 'Validation Failed', errors: [{ resource, code: 'missing_field', field }], documentation_url: DOCS } }
 }
 
 function validationFailed(message: string): EmulatorResponse {

@@ -4,8 +4,13 @@
  * file and the environment its `${VAR}`s come from. The integration tests,
  * the crash-point tests and the `check` e2e test read the same files.
  */
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import { parse } from 'smol-toml'
 import type { EffectInput, Tier } from '../../src/core/effect.js'
+
+/** GitHub's published REST description (OpenAPI 3.0, 12 MB), as @octokit/openapi ships it: what `targets from-openapi` is tried on. */
+export const GITHUB_OPENAPI = join(dirname(createRequire(import.meta.url).resolve('@octokit/openapi/package.json')), 'generated', 'api.github.com.json')
 
 export interface DeclaredApi {
   /** The interlock.toml text, for the emulator at `url`. */
