@@ -69,7 +69,8 @@ export class HttpClient {
    * asked right before the request is written (fence.ts).
    */
   async send(method: string, url: string, extra: Record<string, string> = {}, body?: string, guard?: AbortSignal | RequestGuard): Promise<HttpAnswer> {
-    const headers: Record<string, string> = { accept: 'application/json' }
+    // A User-Agent, which some APIs require (GitHub refuses a request without one); configured headers override it.
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'interlock' }
     const overridden = new Set(Object.keys(extra).map((k) => k.toLowerCase()))
     for (const [k, v] of Object.entries(this.headers)) if (!overridden.has(k.toLowerCase())) headers[k] = v
     Object.assign(headers, extra)
