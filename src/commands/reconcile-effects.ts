@@ -5,6 +5,7 @@ import { durationFlag } from '../cli/duration.js'
 import { progressBar } from '../cli/progress.js'
 import { DEFAULTS } from '../core/config/defaults.js'
 import { LATER_WITHIN_MS, reconcileEffects, type ReconcileResult } from '../core/reconcile/index.js'
+import { Notifier } from '../core/notify/notifier.js'
 import type { RecoveredEffect } from '../core/recovery.js'
 import { requireFullAccess } from '../core/stores/full-access.js'
 
@@ -78,6 +79,11 @@ Exit codes, the first that applies: 5 effects refused because their journal does
         laterWithinMs: this.duration('later-within', this.flags['later-within'], LATER_WITHIN_MS),
         onProgress: bar?.update,
       })
+      // What waits for people is told ([[notify]]): notices journaled and sent through this run's gate.
+      if (!this.flags['dry-run'] && config.notify.length > 0) {
+        const notifier = new Notifier({ store: interlock.store, config: interlock.config, propose: (input) => interlock.gate.submit(input), log: (line) => this.logToStderr('%s', line) })
+        result = { ...result, notified: await notifier.pass() }
+      }
     } finally {
       bar?.done()
       await interlock.close()

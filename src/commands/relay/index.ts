@@ -67,6 +67,7 @@ Every journal record the relay writes is signed with the relay's key (\`interloc
       operators: interlock.operators,
       retry: interlock.retry,
       secrets: interlock.secrets,
+      notify: interlock.config,
       concurrency: this.flags.concurrency ?? settings?.concurrency,
       leaseMs: this.flags['lease-ms'] ?? settings?.leaseMs,
       pollMs: this.flags['poll-ms'] ?? settings?.pollMs,

@@ -5,12 +5,13 @@
  * every process that computes the notice for a window computes the same
  * effect, and the gate journals it once.
  *
- * A window [w, w + window) is told once it has passed (plus SETTLE_MS for
- * records stamped inside it and committed a little later); its notice's key
- * is `notify/<rule>/<w>`. An event found after its window was told (a record
- * committed later than SETTLE_MS after its time) is told on its own, under
- * `notify/<rule>/<w>/<event key>`. With `window = "0s"` every event is told
- * on its own at once.
+ * A window [w, w + window) is told once it has passed, plus SETTLE_MS for
+ * records stamped inside it and committed a little later; its notice's key
+ * is `notify/<rule>/<w>`, and names every event whose time falls in it. A
+ * record committed more than SETTLE_MS after the time it carries (a writer
+ * whose clock is that far behind) into a window already told is not told
+ * again: relays' clocks must agree within it. With `window = "0s"` every
+ * event is told on its own, at once, under `notify/<rule>/<event key>`.
  */
 import type { JsonObject } from '../canonical-json.js'
 import type { EffectInput } from '../effect.js'
@@ -54,18 +55,10 @@ export function planNotices(rule: NotifyRuleConfig, events: readonly NoticeEvent
   }
   const planned: PlannedNotice[] = []
   for (const [w, inWindow] of windows) {
-    if (now < w + rule.windowMs + SETTLE_MS) continue
     const key = `notify/${rule.name}/${w}`
-    if (!told.has(key)) planned.push({ key, events: inWindow })
-    // Told already: one found since is told on its own (see the top of this file).
-    else for (const e of inWindow) if (!told.has(`${key}/${e.key}`) && !toldIn(told, key, e)) planned.push({ key: `${key}/${e.key}`, events: [e] })
+    if (now >= w + rule.windowMs + SETTLE_MS && !told.has(key)) planned.push({ key, events: inWindow })
   }
   return planned
-}
-
-/** Whether the window's notice (journaled with its events' keys in `covers`) named this event. */
-function toldIn(told: ReadonlySet<string>, key: string, e: NoticeEvent): boolean {
-  return told.has(`${key}#${e.key}`)
 }
 
 /** The effect that tells `n` on the rule's channel. */

@@ -89,6 +89,8 @@ export interface ReconcileResult {
   unfinished: number
   /** COMMITTED effects asked about again (later-outcomes.ts); absent when another run holds the lock. */
   later?: LaterOutcomes
+  /** Notices ([[notify]]) journaled by this run, and those that could not be. */
+  notified?: { proposed: number; errors: number }
 }
 
 export async function reconcileEffects(opts: ReconcileOptions): Promise<ReconcileResult> {

@@ -15,6 +15,9 @@ export class RelayMetrics {
   storeErrors = 0
   errors = 0
   inFlight = 0
+  /** Notices journaled ([[notify]]), and notices or passes that failed. */
+  notices = 0
+  noticeErrors = 0
   /** Unix ms of the last claim query that answered, 0 before the first. */
   lastClaimAt = 0
   /** Unix ms of the last store operation that answered. */
@@ -55,6 +58,8 @@ export class RelayMetrics {
     metric('interlock_relay_leases_lost_total', 'counter', 'Leases another relay took over before this one finished.', [[r, this.leasesLost]])
     metric('interlock_relay_store_errors_total', 'counter', 'Store operations that failed (the store unreachable or a write unconfirmed).', [[r, this.storeErrors]])
     metric('interlock_relay_errors_total', 'counter', 'Effects whose processing failed unexpectedly; they stay in the outbox.', [[r, this.errors]])
+    metric('interlock_relay_notices_total', 'counter', 'Notices ([[notify]]) this relay journaled for operators.', [[r, this.notices]])
+    metric('interlock_relay_notify_errors_total', 'counter', 'Notices that could not be journaled, and notify passes that failed (logged; dispatch goes on).', [[r, this.noticeErrors]])
     metric('interlock_relay_in_flight', 'gauge', 'Effects claimed and not yet finished.', [[r, this.inFlight]])
     metric('interlock_relay_last_claim_timestamp_seconds', 'gauge', 'When the last claim query answered (Unix seconds).', [[r, this.lastClaimAt / 1000]])
     return `${lines.join('\n')}\n`

@@ -53,6 +53,8 @@ import { startHealthServer, type HealthServer } from './health-server.js'
 import { LeaseBook } from './lease-book.js'
 import { leasedStore } from './leased-store.js'
 import { RelayMetrics } from './metrics.js'
+import { Notifier, type NotifierOptions } from '../notify/notifier.js'
+import { Outbox } from '../outbox/outbox.js'
 import { healthStatus, Progress } from './progress.js'
 import { RelayLog, secondsText, type LogFormat } from './relay-log.js'
 import { relaySigner } from './relay-signer.js'
@@ -102,6 +104,13 @@ export interface RelayOptions {
   heartbeatRetentionMs?: number
   /** Values never to journal or log, besides those targets from interlock.toml bring along (secrets/journal-secrets.ts). */
   secrets?: readonly string[]
+  /**
+   * [[notify]]: the rules and what they name; every `notifyEveryMs` (default
+   * 2 s) a pass journals the notices owed (notify/notifier.ts), which this
+   * relay then sends like any effect.
+   */
+  notify?: NotifierOptions['config']
+  notifyEveryMs?: number
 }
 
 export interface RelayStats {
@@ -243,10 +252,45 @@ export class Relay {
     const tick = Math.max(50, Math.floor(this.leaseMs / 3))
     this.timers.push(setInterval(() => void this.renew(), tick), setInterval(() => void this.beat(), tick))
     void this.beat()
+    this.startNotifying()
     this.loop = this.claimLoop()
     const where = this.health ? `; /healthz and /metrics on ${this.opts.healthHost ?? '127.0.0.1'}:${this.health.port}` : ''
     this.log.emit({ level: 'info', event: 'started', msg: `draining ${this.store.kind} store${where}` })
   }
+
+  private startNotifying(): void {
+    const config = this.opts.notify
+    if (!config || config.notify.length === 0) return
+    const outbox = new Outbox({ store: this.opts.store, targets: [...this.targets.values()], pollMs: 60_000 })
+    const notifier = new Notifier({
+      store: this.opts.store,
+      config,
+      // Proposed to the outbox, then claimed and sent by this relay (or another) like any effect.
+      propose: async (input) => {
+        await outbox.submit(input)
+        this.poke()
+      },
+      now: () => this.now().getTime(),
+      log: (line) => this.log.emit({ level: 'warn', event: 'notify', msg: line }),
+    })
+    let running = false
+    const pass = async () => {
+      if (running || this.stopping) return
+      running = true
+      try {
+        const r = await notifier.pass()
+        this.metrics.notices += r.proposed
+        this.metrics.noticeErrors += r.errors
+      } finally {
+        running = false
+      }
+    }
+    this.timers.push(setInterval(() => void pass(), this.opts.notifyEveryMs ?? 2_000))
+    this.closeNotifier = () => outbox.close()
+    void pass()
+  }
+
+  private closeNotifier?: () => Promise<void>
 
   /** Resolves when the relay has stopped (after stop(), once drained). */
   async stop(): Promise<RelayStats> {
@@ -263,6 +307,7 @@ export class Relay {
     while (this.work.size > 0) await Promise.allSettled([...this.work])
     for (const t of this.timers) clearInterval(t)
     this.timers = []
+    await this.closeNotifier?.().catch(() => {})
     await this.unsubscribe?.().catch(() => {})
     await this.beat(true)
     await this.health?.close()
