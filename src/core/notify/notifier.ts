@@ -21,6 +21,9 @@ import type { Store } from '../stores/store.js'
 import { findEvents, NOTIFY_THREAD, type NoticeEventKind } from './events.js'
 import { noticeEffect, planNotices, type ChannelType } from './notices.js'
 
+/** A notice that keeps failing is logged again after this long (it is counted every time). */
+const RELOG_MS = 10 * 60_000
+
 export interface NotifierOptions {
   store: Store
   config: Pick<InterlockConfig, 'notify' | 'policy' | 'targets' | 'secrets'>
@@ -44,6 +47,8 @@ export class Notifier {
   private readonly now: () => number
   /** Totals since start, for /metrics. */
   readonly totals = { proposed: 0, errors: 0 }
+  /** When each failing notice was last logged: a pass every few seconds must not repeat the same line each time. */
+  private readonly logged = new Map<string, number>()
 
   constructor(private readonly o: NotifierOptions) {
     this.now = o.now ?? Date.now
@@ -75,7 +80,11 @@ export class Notifier {
             result.proposed++
           } catch (e) {
             result.errors++
-            this.o.log?.(scrub(`notify ${rule.name}: could not journal the notice ${planned.key} for ${rule.channel}: ${(e as Error).message}`))
+            const last = this.logged.get(planned.key)
+            if (last === undefined || now - last >= RELOG_MS) {
+              this.logged.set(planned.key, now)
+              this.o.log?.(scrub(`notify ${rule.name}: could not journal the notice ${planned.key} for ${rule.channel}: ${(e as Error).message}`))
+            }
           }
         }
       }
