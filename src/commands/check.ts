@@ -5,13 +5,14 @@ import { CHECK_FAMILIES, DEFAULT_PROBE_TIMEOUT_MS, failedCheckExitCode, runCheck
 import { CheckFailedError } from '../core/errors.js'
 
 export default class Check extends BaseCommand<typeof Check> {
-  static override summary = 'Check interlock.toml, the store, every target, the keys and the policy, changing nothing; for CI against staging.'
+  static override summary = 'Check interlock.toml, the store, every target, the keys, the policy and the notify rules, changing nothing; for CI against staging.'
   static override description = `Checks, in this order and concurrently where it can:
   config   interlock.toml against the schema: every problem listed, each with its key path
   store    reachable; schema installed and at this binary's version (PostgreSQL: else interlock install; a SQLite journal is created and upgraded by the first command that opens it)
   targets  credentials present and accepted; reachable through a read-only probe (Stripe balance, GitHub user and repository, S3 HeadBucket and a missing key answering 404, not 403 (s3:ListBucket), SendGrid scopes, Slack auth.test, PostgreSQL table, columns and unique effect id); the declared tier can be honoured; for an http target, per action, the request a sample call would send (from the config alone, nothing sent, secrets masked)
   keys     operator public keys parse; the relay key exists and is not readable by group or others
   policy   rules name only existing targets and actions; no quorum is larger than the operators
+  notify   each [[notify]] rule: what it tells and where; a notice it makes is one its channel takes (the channel itself is probed as a target)
 
 Every probe is read-only and runs under its own timeout (--timeout). Prints a table of pass / warn / fail with the fix for each failure; --json prints the same report for CI.
 

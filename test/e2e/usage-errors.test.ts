@@ -36,7 +36,7 @@ const CASES: Case[] = [
   { command: ['outbox', 'submit'], flags: ['--wiat'], message: 'unknown flag --wiat for `interlock outbox submit`', hint: 'Did you mean `--wait`?' },
   { command: ['reconcile-effects'], flags: ['--dryrun'], message: 'unknown flag --dryrun for `interlock reconcile-effects`', hint: 'Did you mean `--dry-run`?' },
   { command: ['config', 'show'], flags: ['--frobnicate'], message: 'unknown flag --frobnicate for `interlock config show`', hint: 'Run `interlock config show --help`' },
-  { command: ['check'], flags: ['--only', 'nope'], message: 'bad value for --only: "nope" is not one of store, targets, keys, policy', hint: '--only takes one of: store, targets, keys, policy (repeatable).' },
+  { command: ['check'], flags: ['--only', 'nope'], message: 'bad value for --only: "nope" is not one of store, targets, keys, policy, notify', hint: '--only takes one of: store, targets, keys, policy, notify (repeatable).' },
   { command: ['init'], flags: ['--store', 'mysql'], message: 'bad value for --store: "mysql" is not one of sqlite, postgres', hint: '--store takes one of: sqlite, postgres.' },
   { command: ['outbox', 'list'], flags: ['--limit', '5', '--limit', '6'], message: '--limit given more than once', hint: 'Give --limit once' },
   { command: ['outbox', 'export'], flags: [], message: '--out is required', hint: '--out takes a value: --out <file> or --out=<file>.' },

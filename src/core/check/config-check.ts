@@ -22,6 +22,7 @@ import { expandEnv } from '../config/expand-env.js'
 import { normalizeGate, normalizeStore, normalizeTarget } from '../config/normalize.js'
 import { isNotaryRefusal, notaryTargetsHint } from '../config/notary-targets.js'
 import { normalizeOperators, normalizePolicy } from '../config/policy.js'
+import { normalizeNotify, notifyProblems } from '../config/normalize-notify.js'
 import type { InterlockConfig, TargetConfig } from '../config/types.js'
 import { validateConfigDocument } from '../config/validate.js'
 import { ConfigError } from '../errors.js'
@@ -91,9 +92,13 @@ export function checkConfig(options: ConfigStepOptions): ConfigStep {
   if (templateProblems.length > 0) return { file, rows: [fileRow, ...problemRows(templateProblems)] }
   const { operators, problems: operatorProblems } = normalizeOperators(raw.operators)
   const { policy, problems: policyProblems } = normalizePolicy(raw.policy as Record<string, unknown> | undefined, operators.length)
+  // [[notify]] rules name a channel target that can take notices, and targets and rules that exist.
+  const notify = normalizeNotify(raw.notify)
+  const notifyFound = notifyProblems(notify, targets, policy)
+  if (notifyFound.length > 0) return { file, rows: [fileRow, ...problemRows(notifyFound)] }
   const secrets = expanded.secrets.filter((s) => ![...unset.values()].some((name) => s === `unset-${name}`))
   // Sections this step does not read itself keep the loader's defaults (defaultConfig grows with the schema).
-  const config: InterlockConfig = { ...defaultConfig(dir), file, store: normalizeStore(raw.store, dir), gate: normalizeGate(raw.gate), targets, operators, policy, secrets }
+  const config: InterlockConfig = { ...defaultConfig(dir), file, store: normalizeStore(raw.store, dir), gate: normalizeGate(raw.gate), targets, operators, policy, notify, secrets }
 
   const rows = [fileRow, pass('config.schema', 'interlock.toml matches the schema', describe(config))]
   for (const [path, name] of unset) {

@@ -10,7 +10,7 @@
 import { ExitCode } from '../errors.js'
 import type { CheckReport, CheckRow } from './types.js'
 
-const MISTAKES_IN_THE_FILE = [/^config\./, /^targets\.[^.]+\.tools\./, /^targets\.[^.]+\.module$/, /^targets\.[^.]+\.(actions\.[^.]+\.)?request$/, /^policy\./, /^keys\.operators$/]
+const MISTAKES_IN_THE_FILE = [/^config\./, /^targets\.[^.]+\.tools\./, /^targets\.[^.]+\.module$/, /^targets\.[^.]+\.(actions\.[^.]+\.)?request$/, /^policy\./, /^notify\./, /^keys\.operators$/]
 
 export function isConfigMistake(row: CheckRow): boolean {
   return row.status === 'fail' && MISTAKES_IN_THE_FILE.some((re) => re.test(row.id))

@@ -15,5 +15,5 @@ export function fail(id: string, name: string, detail: string, fix: string): Che
 
 function familyOf(id: string): CheckRow['family'] {
   const head = id.split('.')[0]!
-  return (['store', 'targets', 'keys', 'policy'].includes(head) ? head : 'config') as CheckRow['family']
+  return (['store', 'targets', 'keys', 'policy', 'notify'].includes(head) ? head : 'config') as CheckRow['family']
 }

@@ -8,10 +8,11 @@ import { keysCheck } from './keys-check.js'
 import { policyCheck } from './policy-check.js'
 import { storeCheck } from './store-check.js'
 import { targetsCheck } from './targets-check.js'
+import { notifyCheck } from './notify-check.js'
 import { CHECK_FAMILIES, type CheckFamily, type CheckModule, type CheckReport, type CheckRow } from './types.js'
 
 /** The registry: one module per family, in report order. */
-export const CHECK_MODULES: readonly CheckModule[] = [storeCheck, targetsCheck, keysCheck, policyCheck]
+export const CHECK_MODULES: readonly CheckModule[] = [storeCheck, targetsCheck, keysCheck, policyCheck, notifyCheck]
 
 export const DEFAULT_PROBE_TIMEOUT_MS = 10_000
 

@@ -2,7 +2,7 @@
  * `interlock check`: the rows it reports and the modules that make them.
  *
  * Glossary:
- * - family: what `--only` selects (store, targets, keys, policy); config is
+ * - family: what `--only` selects (store, targets, keys, policy, notify); config is
  *   always checked, since every other family reads it.
  * - check row: one verdict with a stable `id` CI can match on (e.g.
  *   `targets.orders.tier`), a status, what was seen (`detail`) and, for a
@@ -15,7 +15,7 @@ import type { InterlockConfig } from '../config/types.js'
 export type CheckStatus = 'pass' | 'warn' | 'fail'
 
 /** What `--only` can select. */
-export const CHECK_FAMILIES = ['store', 'targets', 'keys', 'policy'] as const
+export const CHECK_FAMILIES = ['store', 'targets', 'keys', 'policy', 'notify'] as const
 export type CheckFamily = (typeof CHECK_FAMILIES)[number]
 
 export interface CheckRow {
