@@ -17,6 +17,8 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 export const COOKIE = 'interlock_console'
 
 export interface ActionNote {
+  /** release, denial or resolution */
+  act: string
   at: string
   ok: boolean
   text: string
@@ -36,6 +38,7 @@ export type TokenCheck = { ok: true; session: Session } | { ok: false; why: stri
 
 export class Sessions {
   private token: string | null = secret()
+  private spent: string | null = null
   private readonly sessions = new Map<string, Session>()
 
   /** The one-time token, for the printed link; null once spent. */
@@ -45,8 +48,9 @@ export class Sessions {
 
   /** Spends the token when `given` is it: a new session. */
   redeem(given: string): TokenCheck {
-    if (this.token === null) return { ok: false, why: 'this link was used already: each link opens one browser session, once' }
-    if (!same(given, this.token)) return { ok: false, why: 'this link\'s token is not the one the console printed' }
+    if (this.spent !== null && same(given, this.spent)) return { ok: false, why: 'this link was used already: each link opens one browser session, once' }
+    if (this.token === null || !same(given, this.token)) return { ok: false, why: 'this link\'s token is not the one the console printed' }
+    this.spent = this.token
     this.token = null
     const session: Session = { id: secret(), csrf: secret(), notes: new Map() }
     this.sessions.set(session.id, session)

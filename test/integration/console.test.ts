@@ -266,7 +266,7 @@ describe('actions', () => {
     expect(before.body).not.toContain('99999.00')
     expect((await post(c, `/effects/${id}/release`, cookie, { csrf: await csrfOf(c, cookie, `/effects/${id}`) })).status).toBe(303)
     const after = await send(`${c.origin}/effects/${id}`, { headers: { cookie } })
-    expect(after.body).toContain('Refused')
+    expect(after.body).toContain('Your release: refused')
     expect(after.body).toContain(`effect ${id} cannot be released: its effects row disagrees with its journal (args). Nothing was signed by this action.`)
     expect(after.body).toContain(`interlock outbox release ${id} --key alice.operator.key`)
     expect((await interlock.store.history(id)).map((r) => r.state)).toEqual(['PROPOSED', 'HELD'])

@@ -65,7 +65,7 @@ ${v.timeline.length > 0 ? timelineTable(v.timeline) : html`<p>No journal records
 
 function noteBox(n: ActionNote): Html {
   return html`<div class="note ${n.ok ? 'ok' : 'refused'}" role="status">
-<p><strong>${n.ok ? 'Done' : 'Refused'}</strong> (${n.at}): ${n.text}</p>
+<p><strong>Your ${n.act}: ${n.ok ? 'done' : 'refused'}</strong> (${n.at}). ${n.text}</p>
 ${n.hint ? html`<p>${n.hint}</p>` : ''}
 <p>The same from a terminal: <code>${n.command}</code></p>
 </div>`
