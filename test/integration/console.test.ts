@@ -21,6 +21,8 @@ import { trustedRelayKeys } from '../../src/core/outbox/relay-keys.js'
 import { startConsole, type RunningConsole } from '../../src/console/server.js'
 import { escapeHtml } from '../../src/console/views/html.js'
 import { consoleWorld, REFUNDS_TOKEN, send, signIn, type ConsoleWorld } from '../helpers/console-world.js'
+import { sqliteOutbox } from '../helpers/outbox-stores.js'
+import { forge, withData } from '../helpers/tamper.js'
 
 const open: { console: RunningConsole; interlock: Interlock }[] = []
 
@@ -115,6 +117,15 @@ describe('the one-time link', () => {
     const stranger = await send(`${c.origin}/`, { headers: { cookie: 'interlock_console=made-up' } })
     expect(stranger.status).toBe(401)
     expect((await send(c.url)).status).toBe(303)
+  })
+})
+
+describe('the server', () => {
+  it('listens on 127.0.0.1 only, and says so when the port asked for is taken', async () => {
+    const { console: c, interlock, w } = await consoleOn('alice')
+    expect(new URL(c.origin).hostname).toBe('127.0.0.1')
+    const deps = { interlock, relayKeys: [], relayKeysNote: '', cli: {}, clock: systemClock }
+    await expect(startConsole({ ...deps, key: w.keys.alice }, { port: c.port })).rejects.toMatchObject({ code: 'E_PORT_IN_USE', exitCode: 2, message: `port ${c.port} of 127.0.0.1 is in use` })
   })
 })
 
@@ -295,6 +306,44 @@ describe('pages', () => {
     expect(page).toContain('Releases: <strong>1 of 2</strong> operators')
     expect(page).toContain('Released by operator <strong>alice</strong>')
     expect(page).toContain('Held by rule <strong>large-refunds</strong>: args.amount 900.00 is above 500.00')
+  })
+
+  it('a release whose signature was forged (the chain recomputed over it) shows as not verifying, and counts for nothing', async () => {
+    const { console: c, interlock, w } = await consoleOn('alice')
+    const id = await held(interlock)
+    const cookie = await signIn(c.url)
+    await post(c, `/effects/${id}/release`, cookie, { csrf: await csrfOf(c, cookie, `/effects/${id}`) })
+    const h = await sqliteOutbox(w.config.store.kind === 'sqlite' ? w.config.store.path : '')
+    try {
+      await forge(h, (rows) =>
+        rows.map((r) => {
+          if (r.effect_id !== id || !r.data.includes('"release":{')) return r
+          return withData(r, (data) => {
+            const sig = Buffer.from(data.release.signature, 'base64url')
+            sig[10]! ^= 1
+            return { ...data, release: { ...data.release, signature: sig.toString('base64url') } }
+          })
+        }),
+      )
+    } finally {
+      await h.dispose()
+    }
+    const page = (await send(`${c.origin}/effects/${id}`, { headers: { cookie } })).body
+    const forged = page.split('<li class="record').at(-1)!
+    expect(forged).toContain('verdict verdict-invalid">does not verify')
+    expect(forged).toContain('carries a release signature by alice that does not verify (forged or altered)')
+    expect(page).toContain('Releases: <strong>0 of 2</strong> operators')
+  })
+
+  it('what an agent wrote into args is shown as text, never as markup', async () => {
+    const { console: c, interlock } = await consoleOn('alice')
+    const out = await interlock.gate.submit({ thread: 'agent-3', target: 'refunds', action: 'refund', args: { amount: '900.00', currency: '<b>usd</b>', charge: '<img src=x onerror=alert(1)>' } })
+    const cookie = await signIn(c.url)
+    const page = (await send(`${c.origin}/effects/${out.effectId}`, { headers: { cookie } })).body
+    expect(page).not.toContain('<img src=x')
+    expect(page).not.toContain('<b>usd</b>')
+    expect(page).toContain('&lt;img src=x onerror=alert(1)&gt;')
+    expect(page).toContain('900.00 &lt;b&gt;usd&lt;/b&gt;')
   })
 
   it('the effects list filters as `outbox list` does, and says what is wrong with a filter', async () => {
