@@ -49,7 +49,9 @@ export default function setup(project: TestProject): () => void {
     cwd: repo,
     encoding: 'utf8',
   })
-  const output = `tsc exited ${build.status}\n${build.stdout}${build.stderr}`
+  // What `npm run build` copies beside the compiled code (the console's assets).
+  const assets = spawnSync(process.execPath, [join(repo, 'scripts', 'copy-assets.mjs'), join(root, 'dist')], { cwd: repo, encoding: 'utf8' })
+  const output = `tsc exited ${build.status}\n${build.stdout}${build.stderr}${assets.status === 0 ? '' : `\ncopy-assets exited ${assets.status}\n${assets.stderr}`}`
   // tsc emits JavaScript despite type errors elsewhere in the tree; what matters here is the CLI's own entry points.
   const emitted = ENTRY_POINTS.every((file) => existsSync(join(root, 'dist', file)))
   if (build.status !== 0 && emitted) console.warn(`[build-once] the CLI built with type errors:\n${output}`)

@@ -41,8 +41,8 @@ export interface OutboxHarness {
 
 const COLUMNS = 'journal, seq, effect_id, state, at, data, prev_hash, hash'
 
-export async function sqliteOutbox(): Promise<OutboxHarness> {
-  const path = join(mkdtempSync(join(tmpdir(), 'interlock-outbox-')), 'journal.db')
+/** `path`: an SQLite journal a test made already (an interlock.toml's), instead of a fresh one. */
+export async function sqliteOutbox(path = join(mkdtempSync(join(tmpdir(), 'interlock-outbox-')), 'journal.db')): Promise<OutboxHarness> {
   const config: StoreConfig = { kind: 'sqlite', path }
   await install(config)
   const raw = new Database(path)

@@ -114,6 +114,14 @@ export interface VerifyOptions {
    * checkpoint pinned must still be reached.
    */
   wholeStore?: boolean
+  /**
+   * The records are one effect's history as the store's history() returned
+   * it, each already linked to the record before it in its journal (whatever
+   * effect that one is: stores/history-check.ts): each record's own hash is
+   * checked here, its link taken from there. The console's timeline of one
+   * effect reads this way, without its whole journal.
+   */
+  oneEffect?: boolean
 }
 
 interface EffectTrack extends WriterTrack {
@@ -200,6 +208,7 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
           starts.set(r.journal, r.seq - 1)
         }
       }
+      if (opts.oneEffect) chain.resume(r.journal, r.seq - 1, r.prevHash)
       chain.check(r)
     } catch (e) {
       broken.add(r.journal)
