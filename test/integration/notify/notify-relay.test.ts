@@ -26,6 +26,7 @@ import type { Store } from '../../../src/core/stores/store.js'
 import { createTargets } from '../../../src/core/targets/registry.js'
 import { SlackEmulator } from '../../emulators/slack.js'
 import { StripeEmulator } from '../../emulators/stripe.js'
+import { SendgridEmulator } from '../../emulators/sendgrid.js'
 
 const STRIPE_KEY = 'sk_test_51NotifyEmulatorKeyThatMustNeverLeak'
 const alice = generateKeyPair('operator', 'alice')
@@ -79,7 +80,7 @@ quorum = 2
 
 ${notify}`
   writeFileSync(join(dir, 'interlock.toml'), toml)
-  return parseConfig(toml, { file: join(dir, 'interlock.toml'), env: { STRIPE_API_KEY: STRIPE_KEY, SLACK_TOKEN: slack.token, HOOK_SECRET: 'whsec_notify_test_secret' } })
+  return parseConfig(toml, { file: join(dir, 'interlock.toml'), env: { STRIPE_API_KEY: STRIPE_KEY, SLACK_TOKEN: slack.token, HOOK_SECRET: 'whsec_notify_test_secret', SENDGRID_API_KEY: 'SG.emulator.key-for-tests-only' } })
 }
 
 interface World {
@@ -200,6 +201,24 @@ describe('[[notify]] through relays', () => {
       expect(metrics).toMatch(/interlock_relay_notices_total\{relay="relay-0"\} 1\b/)
     } finally {
       await w.close()
+    }
+  })
+})
+
+describe('[[notify]] by email', () => {
+  it('a held refund is mailed through SendGrid to the rule\'s recipients, from its sender, once', async () => {
+    const sendgrid = await new SendgridEmulator().start()
+    const w = await world(`[targets.mail]\ntype = "sendgrid"\napi_key = "\${SENDGRID_API_KEY}"\nbase_url = "${sendgrid.url}"\n\n[[notify]]\nname = "mail-holds"\non = ["held"]\nchannel = "mail"\nto = ["ops@shop.example", "cfo@shop.example"]\nfrom = "interlock@shop.example"\nwindow = "0s"\n`, 2)
+    try {
+      const held = await w.outbox.submit(refund('ch_n56', '7000.00'))
+      const notice = await until('the mail notice committed', async () => (await w.store.list({ thread: NOTIFY_THREAD, states: ['COMMITTED'] }))[0])
+      const [mail, ...more] = sendgrid.sentFor(notice.effect.id)
+      expect(more).toEqual([])
+      expect(JSON.stringify(mail)).toContain('cfo@shop.example')
+      expect(JSON.stringify(mail)).toContain(`interlock outbox release ${held.effectId}`)
+    } finally {
+      await w.close()
+      await sendgrid.close()
     }
   })
 })
