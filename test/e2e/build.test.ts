@@ -16,7 +16,7 @@ let copy: string
 
 beforeAll(() => {
   copy = mkdtempSync(join(tmpdir(), 'interlock-build-'))
-  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'interlock.toml.example', 'src', 'bin', 'schemas']) {
+  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'interlock.toml.example', 'src', 'bin', 'schemas', 'scripts']) {
     cpSync(join(repo, entry), join(copy, entry), { recursive: true })
   }
   symlinkSync(join(repo, 'node_modules'), join(copy, 'node_modules'), 'dir')

@@ -234,6 +234,7 @@ describe('defaults and paths', () => {
       },
       operators: [],
       policy: { rules: [] },
+      notify: [],
       secrets: [],
     })
   })
