@@ -1,9 +1,10 @@
 /**
  * Local emulators of the remote APIs the targets call (Stripe, GitHub, S3,
- * SendGrid, Slack), with the faults real services and networks produce. The
- * tests measure the targets against them (test/emulators re-exports them), and
- * `interlock demo` starts them, so they ship with the package; they are never
- * used against a real service.
+ * SendGrid, Slack, Twilio, Jira, Linear) and of a webhook receiver, with the
+ * faults real services and networks produce. The tests measure the targets
+ * against them (test/emulators re-exports them), and `interlock demo` starts
+ * them, so they ship with the package; they are never used against a real
+ * service.
  */
 /**
  * The common part of every service emulator: an HTTP server on 127.0.0.1, a
