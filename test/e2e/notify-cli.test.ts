@@ -122,6 +122,9 @@ describe('interlock reconcile-effects tells what waits', () => {
     }
     const told = [...slack.messages.values()].filter((m) => m.text?.includes(`interlock outbox release ${id}`))
     expect(told).toHaveLength(1)
+    // A notice is an effect like any: `outbox verify` covers its records.
+    const verify = await interlock(['outbox', 'verify', '--json'], { cwd: p.dir, env: p.env })
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0)
     const after = await openInterlock({ cwd: p.dir, env: p.env })
     try {
       expect((await after.store.list({ thread: NOTIFY_THREAD })).map((n) => n.state)).toEqual(['COMMITTED'])

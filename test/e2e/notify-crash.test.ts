@@ -6,7 +6,10 @@
  *   journal and tells it once;
  * - killed after Slack took the notice and before it was journaled COMMITTED:
  *   Slack is tier 3, so the notice becomes AMBIGUOUS and is not posted
- *   again: never doubled, and the operator sees why.
+ *   again: never doubled, and the operator sees why;
+ * - the same kill with a webhook channel (tier 1): the next relay sends the
+ *   notice again with the same Idempotency-Key, and the receiver, which
+ *   keeps the keys it has acted on, acts on it once.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -23,10 +26,12 @@ import { assertCliBuilt } from '../helpers/cli.js'
 import { relayReady, startRelayProc, type RelayProc } from '../helpers/relay-procs.js'
 import { SlackEmulator } from '../emulators/slack.js'
 import { StripeEmulator } from '../emulators/stripe.js'
+import { WebhookReceiver } from '../emulators/webhook.js'
 
 const STRIPE_KEY = 'sk_test_51NotifyCrashKeyThatMustNeverLeak'
 let slack: SlackEmulator
 let stripe: StripeEmulator
+let hook: WebhookReceiver
 const dirs: string[] = []
 
 beforeAll(async () => {
@@ -35,10 +40,12 @@ beforeAll(async () => {
   slack.seedChannel({ id: 'C0OPS', name: 'ops' })
   stripe = await new StripeEmulator(STRIPE_KEY).start()
   stripe.seedCharge({ id: 'ch_crash', amount: 900_000, currency: 'usd' })
+  hook = await new WebhookReceiver().start()
 })
 afterAll(async () => {
   await slack.close()
   await stripe.close()
+  await hook.close()
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
 })
 
@@ -50,7 +57,7 @@ interface Deployment {
   close(): Promise<void>
 }
 
-async function deployment(): Promise<Deployment> {
+async function deployment(channel: 'slack' | 'webhook' = 'slack'): Promise<Deployment> {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-notify-crash-'))
   dirs.push(dir)
   writeKeyFile(join(dir, 'relay.key'), generateKeyPair('relay', 'relay'))
@@ -79,15 +86,19 @@ name = "big-refunds"
 target = "payments"
 when = [{ arg = "amount", above = "1000" }]
 
+[targets.hook]
+type = "webhook"
+url = "${hook.url}/interlock"
+secret = "\${HOOK_SECRET}"
+
 [[notify]]
 name = "holds"
 on = ["held"]
-channel = "ops"
-slack_channel = "C0OPS"
+${channel === 'slack' ? 'channel = "ops"\nslack_channel = "C0OPS"' : 'channel = "hook"'}
 window = "0s"
 `
   writeFileSync(join(dir, 'interlock.toml'), toml)
-  const env = { STRIPE_API_KEY: STRIPE_KEY, SLACK_TOKEN: slack.token }
+  const env = { STRIPE_API_KEY: STRIPE_KEY, SLACK_TOKEN: slack.token, HOOK_SECRET: hook.secret }
   const config = parseConfig(toml, { file: join(dir, 'interlock.toml'), env })
   const store = await openStore(config.store)
   const targets = createTargets(config.targets)
@@ -169,6 +180,33 @@ describe('notices across a relay SIGKILLed', { timeout: 120_000 }, () => {
         expect(slack.postsFor(notice!.effect.id)).toHaveLength(1)
         expect(await d.store.list({ thread: NOTIFY_THREAD })).toHaveLength(1)
         expect((await d.store.get(held.effectId))?.state).toBe('HELD')
+      } finally {
+        await stop(next)
+      }
+    } finally {
+      await stop(dying)
+      await d.close()
+    }
+  })
+  it('the same kill with a webhook channel (tier 1): sent again with the same Idempotency-Key, acted on once by the receiver', async () => {
+    const d = await deployment('webhook')
+    const dying = relay(d, 'relay-e', { INTERLOCK_CRASH_AT: 'after-apply' })
+    try {
+      const held = await d.outbox.submit({ thread: 'run-3', target: 'payments', action: 'refund', args: { charge: 'ch_crash', amount: '4500.00', currency: 'usd' } })
+      expect((await dying.exited).signal, dying.stderr).toBe('SIGKILL')
+      const [notice] = await d.store.list({ thread: NOTIFY_THREAD })
+      expect(notice?.state).toBe('DISPATCHED')
+      expect(hook.count(notice!.effect.id)).toBe(1)
+
+      const next = relay(d, 'relay-f')
+      try {
+        await relayReady(next)
+        await until('the notice committed', async () => (await d.store.get(notice!.effect.id))?.state === 'COMMITTED')
+        const deliveries = hook.deliveries.filter((x) => x.key === notice!.effect.id)
+        expect(deliveries.length).toBe(2)
+        expect(deliveries.every((x) => x.verified)).toBe(true)
+        expect(hook.count(notice!.effect.id)).toBe(1)
+        expect(JSON.stringify(deliveries[0]!.body)).toContain(held.effectId)
       } finally {
         await stop(next)
       }
