@@ -16,6 +16,7 @@
  * spend in place (none, for a target that must start over) is carried on at
  * once, once: a target that returns it again waits for the next pass.
  */
+import { inSpan } from './tracing/spans.js'
 import { crashPoint } from './crash-points.js'
 import { dispatchOnce } from './dispatch.js'
 import type { EffectSnapshot } from './effect.js'
@@ -78,7 +79,11 @@ export async function advance(ctx: GateContext, start: EffectSnapshot, opts: Adv
  */
 export async function checkedCommit<T>(ctx: GateContext, snap: Pick<EffectSnapshot, 'effect'>, lead: Step[], commit: (steps: Step[]) => Promise<T>): Promise<T> {
   const target = targetOf(ctx, snap.effect.target)
-  const violations = await target.validatePremises(snap.effect)
+  const violations = await inSpan('interlock.premises', {}, async (span) => {
+    const v = await target.validatePremises(snap.effect)
+    span?.setAttribute('interlock.premises_hold', v.length === 0)
+    return v
+  })
   await crashPoint('after-premises', snap.effect.id)
   // DISPATCHED names the notary it goes through, so recovery knows it even if the config stops saying so.
   return commit([...lead, violations.length > 0 ? { to: 'REJECTED', data: { violations } } : { to: 'DISPATCHED', data: dispatchedData(target) }])

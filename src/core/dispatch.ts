@@ -15,6 +15,7 @@
  * every try was answered "not sent" or "not now": then nothing can have landed,
  * and it is returned to AUTHORIZED instead.
  */
+import { inSpan, SpanKind } from './tracing/spans.js'
 import { crashPoint } from './crash-points.js'
 import type { EffectSnapshot, JsonObject, Receipt } from './effect.js'
 import { DispatchFault, type DispatchFaultKind } from './errors.js'
@@ -65,7 +66,7 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
       // Applying again without an answer could apply twice: a failed query means wait and ask again.
       let found: Receipt | null
       try {
-        found = await target.query!(snap.effect, asked)
+        found = await inSpan('interlock.query', { 'interlock.attempt': attempt }, () => target.query!(snap.effect, asked), { kind: SpanKind.CLIENT })
       } catch (err) {
         if (unknowable(err)) return done(settle(ctx, snap, 'AMBIGUOUS', { reason: err.message }))
         lastReason = `could not ask whether it happened: ${err instanceof Error ? err.message : String(err)}`
@@ -85,7 +86,8 @@ export async function dispatchOnce(ctx: GateContext, snap: EffectSnapshot, opts:
     if (fence && !fence()) return done(leaseLost(snap))
     let receipt: Receipt
     try {
-      receipt = await target.apply(snap.effect, { attempt, recovering: opts.recovering, fence, dispatchedAt, quietSince, ...(resent ? { resent } : {}) })
+      const applyCtx = { attempt, recovering: opts.recovering, fence, dispatchedAt, quietSince, ...(resent ? { resent } : {}) }
+      receipt = await inSpan('interlock.dispatch', { 'interlock.attempt': attempt, 'interlock.recovering': opts.recovering }, () => target.apply(snap.effect, applyCtx), { kind: SpanKind.CLIENT })
     } catch (err) {
       const fault = classify(err)
       lastReason = fault.message
@@ -198,8 +200,10 @@ async function settle(
   to: 'COMMITTED' | 'FAILED' | 'REJECTED' | 'AMBIGUOUS',
   data: Parameters<typeof transition>[3],
 ): Promise<SubmitOutcome> {
-  const t = await transition(ctx, snap, to, data)
-  return outcomeOf(t.moved ? t.snap : t.current)
+  return inSpan(to === 'COMMITTED' ? 'interlock.commit' : 'interlock.settle', { 'interlock.state': to }, async () => {
+    const t = await transition(ctx, snap, to, data)
+    return outcomeOf(t.moved ? t.snap : t.current)
+  })
 }
 
 function unknowable(err: unknown): err is DispatchFault {

@@ -3,6 +3,8 @@
  * durably, re-checks its premises, dispatches it by its target's tier and
  * records the outcome; `recover` finishes what a crash interrupted.
  */
+import type { Span } from '@opentelemetry/api'
+import { effectAttributes, inSpan, submitParent, traceOfSpan } from './tracing/spans.js'
 import { recordSigner } from './crypto/record-signature.js'
 import type { KeyPair } from './crypto/keys.js'
 import { toEffect, type Effect, type EffectInput, type JsonObject, type Premises, type Tier } from './effect.js'
@@ -115,6 +117,25 @@ export class Gate {
    * also while the first submit is still in flight.
    */
   submit(input: EffectInput): Promise<SubmitOutcome> {
+    // The parent: the trace the caller names (an MCP call's _meta), else the span active here (a framework's).
+    const parent = submitParent(input.trace)
+    return inSpan(
+      'interlock.submit',
+      {},
+      async (span) => {
+        // Journaled with the effect: whoever carries it on later (recovery, a relay) continues this trace.
+        const trace = traceOfSpan(span, input.trace?.tracestate) ?? input.trace
+        const outcome = await this.submitNow(trace ? { ...input, trace } : input, span)
+        span?.setAttribute('interlock.outcome', outcome.status)
+        const rule = (outcome as { rule?: unknown }).rule
+        if (typeof rule === 'string') span?.setAttribute('interlock.rule', rule)
+        return outcome
+      },
+      { parent },
+    )
+  }
+
+  private submitNow(input: EffectInput, span: Span | undefined): Promise<SubmitOutcome> {
     let effect: Effect
     let tier: Tier
     try {
@@ -127,6 +148,7 @@ export class Gate {
     } catch (err) {
       return Promise.reject(err)
     }
+    span?.setAttributes(effectAttributes(effect, tier))
     const running = this.running.get(effect.id)
     if (running) return running
     const work = proposeAndAdvance(this.ctx, effect, tier)
@@ -142,7 +164,11 @@ export class Gate {
    * (reconcile-effects): grace period, limit, concurrency, dry run, filter.
    */
   recover(options: RecoverOptions = {}): Promise<RecoveryReport> {
-    return recover(this.ctx, (id) => this.running.has(id), options)
+    return inSpan('interlock.recover', {}, async (span) => {
+      const report = await recover(this.ctx, (id) => this.running.has(id), options)
+      span?.setAttributes({ 'interlock.recovered': report.effects.length, 'interlock.in_flight': report.inFlight })
+      return report
+    })
   }
 
   async close(): Promise<void> {

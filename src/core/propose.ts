@@ -9,6 +9,7 @@
  * Either way the commit's first record is the proposal: an effect journaled
  * before, by anyone, makes the whole commit lose, and its outcome is reported.
  */
+import { inSpan } from './tracing/spans.js'
 import { advance, checkedCommit } from './advance.js'
 import { crashPoint, stateCrashPoint } from './crash-points.js'
 import type { Effect, Tier } from './effect.js'
@@ -29,7 +30,8 @@ export async function proposeAndAdvance(ctx: GateContext, effect: Effect, tier: 
 /** The proposal and `steps` chained to it, as one commit; then the crash point of the last. */
 async function proposeWith(ctx: GateContext, proposed: AppendRequest, steps: Step[]): Promise<Moved | { moved: false; current: null }> {
   const effect = proposed.effect!
-  const results = await ctx.store.append(chain(proposed, steps))
+  const records = chain(proposed, steps)
+  const results = await inSpan('interlock.propose', { 'interlock.records': records.length }, () => ctx.store.append(records))
   const [first, last] = [results[0]!, results.at(-1)!]
   if (!first.ok) return { moved: false, current: first.current }
   if (!last.ok) throw new ConflictError(`the store wrote part of the first commit of effect ${effect.id}; a chain is all or nothing`)

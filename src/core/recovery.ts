@@ -30,6 +30,8 @@
  * `advance` (inline mode); the filter is where callers exclude the ones that
  * someone else holds.
  */
+import { trace } from '@opentelemetry/api'
+import { contextOfTrace, effectAttributes, inSpan } from './tracing/spans.js'
 import { advance } from './advance.js'
 import type { EffectSnapshot, Tier } from './effect.js'
 import { transition, type GateContext } from './gate-context.js'
@@ -211,7 +213,13 @@ export async function recover(
   await Promise.all(
     [...byTarget.values()].flatMap((queue) =>
       Array.from({ length: Math.min(width, queue.length) }, async () => {
-        for (let snap = queue.shift(); snap; snap = queue.shift()) await handle(snap)
+        for (let snap = queue.shift(); snap; snap = queue.shift()) {
+          const s = snap
+          // A child of the recover span, linked to the trace that asked for the effect.
+          const asked = contextOfTrace(s.effect.trace)
+          const links = asked ? [{ context: trace.getSpanContext(asked)! }] : []
+          await inSpan('interlock.recover.effect', { ...effectAttributes(s.effect, s.tier), 'interlock.found': s.state }, () => handle(s), { links })
+        }
       }),
     ),
   )

@@ -15,6 +15,8 @@
  * The inline Gate (gate.ts) is unchanged: it journals and dispatches in the
  * caller's process.
  */
+import type { Span } from '@opentelemetry/api'
+import { effectAttributes, inSpan, submitParent, traceOfSpan } from '../tracing/spans.js'
 import { toEffect, type EffectInput } from '../effect.js'
 import { InputError } from '../errors.js'
 import { proposal, targetOf, type GateContext } from '../gate-context.js'
@@ -61,11 +63,27 @@ export class Outbox {
   }
 
   /** Journals the effect (durably) and returns its handle; submitting it again returns the same effect's handle. */
-  async submit(input: EffectInput): Promise<OutboxHandle> {
+  submit(input: EffectInput): Promise<OutboxHandle> {
+    // As Gate.submit: a child of the caller's trace, journaled with the proposal for the relay that sends it.
+    return inSpan(
+      'interlock.submit',
+      { 'interlock.mode': 'outbox' },
+      async (span) => {
+        const trace = traceOfSpan(span, input.trace?.tracestate) ?? input.trace
+        const handle = await this.propose(trace ? { ...input, trace } : input, span)
+        span?.setAttribute('interlock.state', handle.state)
+        return handle
+      },
+      { parent: submitParent(input.trace) },
+    )
+  }
+
+  private async propose(input: EffectInput, span: Span | undefined): Promise<OutboxHandle> {
     const effect = toEffect(input)
     const target = targetOf({ targets: this.targets } as GateContext, effect.target)
     target.validateArgs?.(effect.action, effect.args)
     const tier = tierFor(target, effect.action)
+    span?.setAttributes(effectAttributes(effect, tier))
     // PROPOSED only: the policy is the relay's to apply, from the operators' config, never the submitter's.
     const [proposed] = await this.store.append([
       { effectId: effect.id, from: null, to: 'PROPOSED', data: proposal(effect, tier), effect, tier },

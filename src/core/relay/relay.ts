@@ -29,6 +29,8 @@
  *
  * Why several relays never dispatch one effect twice: see README.md here.
  */
+import { ROOT_CONTEXT } from '@opentelemetry/api'
+import { contextOfTrace, effectAttributes, inSpan } from '../tracing/spans.js'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { hostname } from 'node:os'
 import { advance } from '../advance.js'
@@ -357,13 +359,17 @@ export class Relay {
         const full = cursor === undefined || sentAt - lastFullScan >= fullScanMs
         try {
           this.metrics.claimQueries++
-          claimed = await this.store.claim({
-            relay: this.id,
-            limit,
-            leaseMs: this.leaseMs,
-            targets: open,
-            createdFrom: full ? undefined : cursor,
-          })
+          claimed = await inSpan('interlock.relay.claim', { 'interlock.relay': this.id, 'interlock.limit': limit }, async (span) => {
+            const got = await this.store.claim({
+              relay: this.id,
+              limit,
+              leaseMs: this.leaseMs,
+              targets: open,
+              createdFrom: full ? undefined : cursor,
+            })
+            span?.setAttribute('interlock.claimed', got.length)
+            return got
+          }, { parent: ROOT_CONTEXT })
           this.storeOk('claim')
           this.metrics.lastClaimAt = this.now().getTime()
           this.lastClaimFoundNothing = claimed.length === 0
@@ -443,7 +449,11 @@ export class Relay {
     const id = c.snapshot.effect.id
     // A later claim of this effect by this relay took over the book's entry: that claim's work carries it on.
     if (this.book.lease(id)?.token !== c.lease.token) return
-    return this.working.run({ effectId: id, target: c.snapshot.effect.target, lease: c.lease, lost: false }, () => this.work1(c))
+    // In the trace of whoever asked for the effect (journaled with it), however long ago and wherever that was.
+    const parent = contextOfTrace(c.snapshot.effect.trace) ?? ROOT_CONTEXT
+    return this.working.run({ effectId: id, target: c.snapshot.effect.target, lease: c.lease, lost: false }, () =>
+      inSpan('interlock.relay.effect', { ...effectAttributes(c.snapshot.effect, c.snapshot.tier), 'interlock.relay': this.id, 'interlock.found': c.snapshot.state }, () => this.work1(c), { parent }),
+    )
   }
 
   /** The work on `effectId` in this context lost it: another writer moved it first, or its lease ran out. */

@@ -19,6 +19,9 @@
  * another tool) in the same thread is refused, naming the effect the key
  * belongs to, before anything is journaled or sent.
  */
+import { context } from '@opentelemetry/api'
+import { contextOfTrace, inSpan, SpanKind } from '../../core/tracing/spans.js'
+import { traceContextOf } from '../../core/trace-context.js'
 import type { Progress } from '@modelcontextprotocol/sdk/types.js'
 import type { JsonObject } from '../../core/canonical-json.js'
 import { effectId, type EffectInput } from '../../core/effect.js'
@@ -72,7 +75,13 @@ export class CallDesk {
   }
 
   /** Answers one journaled tools/call; throws an McpError only to pass on the server's own JSON-RPC error. */
-  async call(params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown>; idempotencyKey?: unknown }, origin: CallOrigin): Promise<JsonObject> {
+  call(params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown>; idempotencyKey?: unknown }, origin: CallOrigin): Promise<JsonObject> {
+    // One span per journaled call, a child of the caller's trace when its _meta carries one (SEP-414).
+    const parent = contextOfTrace(traceContextOf(params._meta)) ?? context.active()
+    return inSpan('interlock.mcp.call', { 'interlock.target': this.o.target.name, 'interlock.tool': params.name, 'interlock.principal': origin.principal.id, 'interlock.journaled': true }, () => this.callNow(params, origin), { parent, kind: SpanKind.SERVER })
+  }
+
+  private async callNow(params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown>; idempotencyKey?: unknown }, origin: CallOrigin): Promise<JsonObject> {
     const { target, interlock } = this.o
     const tool = params.name
     let input: EffectInput
