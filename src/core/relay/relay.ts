@@ -29,6 +29,7 @@
  *
  * Why several relays never dispatch one effect twice: see README.md here.
  */
+import type { MeterProvider } from '@opentelemetry/api'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { hostname } from 'node:os'
 import { advance } from '../advance.js'
@@ -52,7 +53,8 @@ import { Conditions } from './conditions.js'
 import { startHealthServer, type HealthServer } from './health-server.js'
 import { LeaseBook } from './lease-book.js'
 import { leasedStore } from './leased-store.js'
-import { RelayMetrics } from './metrics.js'
+import { RelayMetrics, WAITING_STATES } from './metrics.js'
+import { bridgeRelayMetrics, type MetricsBridge } from './otel-metrics.js'
 import { Notifier, type NotifierOptions } from '../notify/notifier.js'
 import { Outbox } from '../outbox/outbox.js'
 import { healthStatus, Progress } from './progress.js'
@@ -88,6 +90,11 @@ export interface RelayOptions {
   /** Serve /healthz and /metrics on this port of 127.0.0.1 (0: any free port; undefined: none). */
   healthPort?: number
   healthHost?: string
+  /**
+   * Where the OpenTelemetry copy of the metrics goes (otel-metrics.ts): the
+   * global meter provider by default, a no-op until an SDK registers one.
+   */
+  meterProvider?: MeterProvider
   /** Monotonic milliseconds (default performance.now). */
   monotonic?: () => number
   now?: () => Date
@@ -138,6 +145,8 @@ const MAX_BACKOFF_MS = 5_000
 const REFUSALS_SHOWN = 20
 /** How often, at most, the heartbeat deletes the rows of relays gone longer than the retention. */
 const FORGET_EVERY_MS = 10 * 60_000
+/** How often, at most, the heartbeat counts the store's HELD and AMBIGUOUS effects for /metrics. */
+const COUNT_WAITING_EVERY_MS = 2_000
 /** The store operations whose failing makes the relay unhealthy (the heartbeat's or forgetting's alone does not stop the work). */
 const WORK_CONDITIONS = ['claim', 'renew', 'work', 'release', 'park']
 
@@ -180,16 +189,18 @@ export class Relay {
   private timers: NodeJS.Timeout[] = []
   private unsubscribe: (() => Promise<void>) | null = null
   private health: HealthServer | null = null
+  private otel: MetricsBridge | null = null
   /** The last claim answered and found nothing: with nothing in flight, the relay is idle, not stalled. */
   private lastClaimFoundNothing = false
   private lastForgetAt = -Infinity
+  private lastWaitingCountAt = -Infinity
   private readonly startedAt: string
 
   constructor(private readonly opts: RelayOptions) {
     this.monotonic = opts.monotonic ?? (() => performance.now())
     this.progress = new Progress(this.monotonic)
-    // Every call the relay makes to the store, its lifecycle steps' included, is timed for /healthz.
-    this.store = this.progress.watch(opts.store)
+    // Every call the relay makes to the store, its lifecycle steps' included, is timed for /healthz and /metrics.
+    this.store = this.progress.watch(opts.store, (operation, ms) => this.metrics.storeCall(operation, ms / 1000))
     for (const t of opts.targets) {
       assertTarget(t)
       this.targets.set(t.name, t)
@@ -245,6 +256,7 @@ export class Relay {
         this.opts.healthHost,
       )
     }
+    this.otel = bridgeRelayMetrics(this.metrics, this.id, this.opts.meterProvider)
     if (this.store.subscribe) {
       const event: StoreEvent = 'ready'
       this.unsubscribe = await this.store.subscribe(event, () => this.poke()).catch(() => null)
@@ -311,6 +323,8 @@ export class Relay {
     await this.unsubscribe?.().catch(() => {})
     await this.beat(true)
     await this.health?.close()
+    this.otel?.close()
+    this.otel = null
     this.log.emit({ level: 'info', event: 'stopped', finished: this.metrics.total(), msg: `drained: ${this.metrics.total()} effects finished` })
     return this.stats()
   }
@@ -632,7 +646,29 @@ export class Relay {
       this.storeFailed('heartbeat', 'the heartbeat', e)
       return
     }
-    if (!stopped) await this.forgetGoneRelays()
+    if (stopped) return
+    await this.forgetGoneRelays()
+    await this.countWaiting()
+  }
+
+  /**
+   * HELD and AMBIGUOUS effects in the store, for /metrics: one grouped query
+   * over the state index, from the heartbeat, at most every
+   * COUNT_WAITING_EVERY_MS. A failure is counted and logged like any store
+   * operation's, and leaves the last count (the relay's health does not
+   * depend on it).
+   */
+  private async countWaiting(): Promise<void> {
+    const now = this.monotonic()
+    if (now - this.lastWaitingCountAt < COUNT_WAITING_EVERY_MS) return
+    this.lastWaitingCountAt = now
+    try {
+      const counts = await this.store.countByState(WAITING_STATES)
+      this.metrics.waiting = { HELD: counts.HELD, AMBIGUOUS: counts.AMBIGUOUS }
+      this.storeOk('count')
+    } catch (e) {
+      this.storeFailed('count', 'counting HELD and AMBIGUOUS effects', e)
+    }
   }
 
   /**
