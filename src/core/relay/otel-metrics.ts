@@ -8,10 +8,14 @@
  * observable form of: RelayMetrics tells this bridge each store call
  * (a no-op histogram's record without an SDK).
  *
- * Each name converts to the /metrics name by the OpenTelemetry-to-Prometheus
- * rules ('.' to '_', the unit's suffix for seconds, `_total` on counters,
- * `{…}` units dropped), and the attributes are the /metrics labels, so one
- * dashboard (deploy/grafana/interlock-relay.json) reads either:
+ * Each name converts to the /metrics name by the specification's
+ * OpenTelemetry-to-Prometheus rules ('.' to '_', the unit's suffix for
+ * seconds, `_total` on counters, `{…}` units dropped: the Collector's and
+ * Prometheus's OTLP receiver's), and the attributes are the /metrics labels,
+ * so one dashboard (deploy/grafana/interlock-relay.json) reads either. (The
+ * JS SDK's own Prometheus exporter adds no unit suffix: there the two
+ * second-valued names lack `_seconds`. Units are kept out of the names, as
+ * OpenTelemetry's naming guidelines ask.)
  *
  * | OpenTelemetry | kind | /metrics |
  * |---|---|---|
