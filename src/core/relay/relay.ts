@@ -194,6 +194,7 @@ export class Relay {
   private lastClaimFoundNothing = false
   private lastForgetAt = -Infinity
   private lastWaitingCountAt = -Infinity
+  private counting: Promise<void> | null = null
   private readonly startedAt: string
 
   constructor(private readonly opts: RelayOptions) {
@@ -322,6 +323,7 @@ export class Relay {
     await this.closeNotifier?.().catch(() => {})
     await this.unsubscribe?.().catch(() => {})
     await this.beat(true)
+    await this.counting
     await this.health?.close()
     this.otel?.close()
     this.otel = null
@@ -654,21 +656,31 @@ export class Relay {
   /**
    * HELD and AMBIGUOUS effects in the store, for /metrics: one grouped query
    * over the state index, from the heartbeat, at most every
-   * COUNT_WAITING_EVERY_MS. A failure is counted and logged like any store
-   * operation's, and leaves the last count (the relay's health does not
-   * depend on it).
+   * COUNT_WAITING_EVERY_MS and never two at once. A failure is counted and
+   * logged like any store operation's, and leaves the last count.
    */
-  private async countWaiting(): Promise<void> {
+  private countWaiting(): Promise<void> {
     const now = this.monotonic()
-    if (now - this.lastWaitingCountAt < COUNT_WAITING_EVERY_MS) return
+    if (this.counting || now - this.lastWaitingCountAt < COUNT_WAITING_EVERY_MS) return Promise.resolve()
     this.lastWaitingCountAt = now
-    try {
-      const counts = await this.store.countByState(WAITING_STATES)
-      this.metrics.waiting = { HELD: counts.HELD, AMBIGUOUS: counts.AMBIGUOUS }
-      this.storeOk('count')
-    } catch (e) {
-      this.storeFailed('count', 'counting HELD and AMBIGUOUS effects', e)
+    const count = async () => {
+      const started = this.monotonic()
+      try {
+        // On the store itself, not the one watched for /healthz: the work does not need the count, and a
+        // count waiting behind a lock must neither make the relay unhealthy nor be the call /healthz names.
+        const counts = await this.opts.store.countByState(WAITING_STATES)
+        this.metrics.waiting = { HELD: counts.HELD, AMBIGUOUS: counts.AMBIGUOUS }
+        this.storeOk('count')
+      } catch (e) {
+        this.storeFailed('count', 'counting HELD and AMBIGUOUS effects', e)
+      } finally {
+        this.metrics.storeCall('countByState', (this.monotonic() - started) / 1000)
+      }
     }
+    const counting: Promise<void> = count().finally(() => {
+      if (this.counting === counting) this.counting = null
+    })
+    return (this.counting = counting)
   }
 
   /**
