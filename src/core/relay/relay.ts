@@ -661,7 +661,7 @@ export class Relay {
    */
   private countWaiting(): Promise<void> {
     const now = this.monotonic()
-    if (this.counting || now - this.lastWaitingCountAt < COUNT_WAITING_EVERY_MS) return Promise.resolve()
+    if (this.stopping || this.counting || now - this.lastWaitingCountAt < COUNT_WAITING_EVERY_MS) return Promise.resolve()
     this.lastWaitingCountAt = now
     const count = async () => {
       const started = this.monotonic()
