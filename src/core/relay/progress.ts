@@ -54,8 +54,12 @@ export class Progress {
     }
   }
 
-  /** The store, each call that returns a promise tracked until it settles. */
-  watch(store: Store): Store {
+  /**
+   * The store, each call that returns a promise tracked until it settles;
+   * `settled` is told each one's name and milliseconds (the relay's
+   * store-duration histogram: one wrapper times the calls for both).
+   */
+  watch(store: Store, settled?: (what: string, ms: number) => void): Store {
     return new Proxy(store, {
       get: (target, prop, receiver) => {
         const v = Reflect.get(target, prop, receiver)
@@ -64,8 +68,13 @@ export class Progress {
           const r = (v as (...a: unknown[]) => unknown).apply(target, args)
           if (!isPromise(r)) return r
           const id = this.next++
-          this.pending.set(id, { what: String(prop), since: this.now() })
-          const done = () => void this.pending.delete(id)
+          const what = String(prop)
+          const since = this.now()
+          this.pending.set(id, { what, since })
+          const done = () => {
+            this.pending.delete(id)
+            settled?.(what, this.now() - since)
+          }
           r.then(done, done)
           return r
         }

@@ -29,7 +29,7 @@
  *
  * Why several relays never dispatch one effect twice: see README.md here.
  */
-import { ROOT_CONTEXT } from '@opentelemetry/api'
+import { ROOT_CONTEXT, type MeterProvider } from '@opentelemetry/api'
 import { contextOfTrace, effectAttributes, inSpan } from '../tracing/spans.js'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { hostname } from 'node:os'
@@ -54,7 +54,8 @@ import { Conditions } from './conditions.js'
 import { startHealthServer, type HealthServer } from './health-server.js'
 import { LeaseBook } from './lease-book.js'
 import { leasedStore } from './leased-store.js'
-import { RelayMetrics } from './metrics.js'
+import { RelayMetrics, WAITING_STATES } from './metrics.js'
+import { bridgeRelayMetrics, type MetricsBridge } from './otel-metrics.js'
 import { Notifier, type NotifierOptions } from '../notify/notifier.js'
 import { Outbox } from '../outbox/outbox.js'
 import { healthStatus, Progress } from './progress.js'
@@ -90,6 +91,11 @@ export interface RelayOptions {
   /** Serve /healthz and /metrics on this port of 127.0.0.1 (0: any free port; undefined: none). */
   healthPort?: number
   healthHost?: string
+  /**
+   * Where the OpenTelemetry copy of the metrics goes (otel-metrics.ts): the
+   * global meter provider by default, a no-op until an SDK registers one.
+   */
+  meterProvider?: MeterProvider
   /** Monotonic milliseconds (default performance.now). */
   monotonic?: () => number
   now?: () => Date
@@ -140,6 +146,8 @@ const MAX_BACKOFF_MS = 5_000
 const REFUSALS_SHOWN = 20
 /** How often, at most, the heartbeat deletes the rows of relays gone longer than the retention. */
 const FORGET_EVERY_MS = 10 * 60_000
+/** How often, at most, the heartbeat counts the store's HELD and AMBIGUOUS effects for /metrics. */
+const COUNT_WAITING_EVERY_MS = 2_000
 /** The store operations whose failing makes the relay unhealthy (the heartbeat's or forgetting's alone does not stop the work). */
 const WORK_CONDITIONS = ['claim', 'renew', 'work', 'release', 'park']
 
@@ -182,16 +190,19 @@ export class Relay {
   private timers: NodeJS.Timeout[] = []
   private unsubscribe: (() => Promise<void>) | null = null
   private health: HealthServer | null = null
+  private otel: MetricsBridge | null = null
   /** The last claim answered and found nothing: with nothing in flight, the relay is idle, not stalled. */
   private lastClaimFoundNothing = false
   private lastForgetAt = -Infinity
+  private lastWaitingCountAt = -Infinity
+  private counting: Promise<void> | null = null
   private readonly startedAt: string
 
   constructor(private readonly opts: RelayOptions) {
     this.monotonic = opts.monotonic ?? (() => performance.now())
     this.progress = new Progress(this.monotonic)
-    // Every call the relay makes to the store, its lifecycle steps' included, is timed for /healthz.
-    this.store = this.progress.watch(opts.store)
+    // Every call the relay makes to the store, its lifecycle steps' included, is timed for /healthz and /metrics.
+    this.store = this.progress.watch(opts.store, (operation, ms) => this.metrics.storeCall(operation, ms / 1000))
     for (const t of opts.targets) {
       assertTarget(t)
       this.targets.set(t.name, t)
@@ -247,6 +258,7 @@ export class Relay {
         this.opts.healthHost,
       )
     }
+    this.otel = bridgeRelayMetrics(this.metrics, this.id, this.opts.meterProvider)
     if (this.store.subscribe) {
       const event: StoreEvent = 'ready'
       this.unsubscribe = await this.store.subscribe(event, () => this.poke()).catch(() => null)
@@ -312,7 +324,10 @@ export class Relay {
     await this.closeNotifier?.().catch(() => {})
     await this.unsubscribe?.().catch(() => {})
     await this.beat(true)
+    await this.counting
     await this.health?.close()
+    this.otel?.close()
+    this.otel = null
     this.log.emit({ level: 'info', event: 'stopped', finished: this.metrics.total(), msg: `drained: ${this.metrics.total()} effects finished` })
     return this.stats()
   }
@@ -642,7 +657,39 @@ export class Relay {
       this.storeFailed('heartbeat', 'the heartbeat', e)
       return
     }
-    if (!stopped) await this.forgetGoneRelays()
+    if (stopped) return
+    await this.forgetGoneRelays()
+    await this.countWaiting()
+  }
+
+  /**
+   * HELD and AMBIGUOUS effects in the store, for /metrics: one grouped query
+   * over the state index, from the heartbeat, at most every
+   * COUNT_WAITING_EVERY_MS and never two at once. A failure is counted and
+   * logged like any store operation's, and leaves the last count.
+   */
+  private countWaiting(): Promise<void> {
+    const now = this.monotonic()
+    if (this.stopping || this.counting || now - this.lastWaitingCountAt < COUNT_WAITING_EVERY_MS) return Promise.resolve()
+    this.lastWaitingCountAt = now
+    const count = async () => {
+      const started = this.monotonic()
+      try {
+        // On the store itself, not the one watched for /healthz: the work does not need the count, and a
+        // count waiting behind a lock must neither make the relay unhealthy nor be the call /healthz names.
+        const counts = await this.opts.store.countByState(WAITING_STATES)
+        this.metrics.waiting = { HELD: counts.HELD, AMBIGUOUS: counts.AMBIGUOUS }
+        this.storeOk('count')
+      } catch (e) {
+        this.storeFailed('count', 'counting HELD and AMBIGUOUS effects', e)
+      } finally {
+        this.metrics.storeCall('countByState', (this.monotonic() - started) / 1000)
+      }
+    }
+    const counting: Promise<void> = count().finally(() => {
+      if (this.counting === counting) this.counting = null
+    })
+    return (this.counting = counting)
   }
 
   /**
