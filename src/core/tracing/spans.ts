@@ -17,6 +17,7 @@
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type SpanOptions } from '@opentelemetry/api'
 import type { Effect, Tier } from '../effect.js'
 import type { TraceContext } from '../trace-context.js'
+import { packageVersion } from '../package-version.js'
 
 const TRACER = 'agent-interlock'
 
@@ -48,7 +49,7 @@ export function effectAttributes(effect: Effect, tier?: Tier): Attributes {
 export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span | undefined) => Promise<T>, options: SpanOptions & { parent?: Context } = {}): Promise<T> {
   if (!enabled) return fn(undefined)
   const { parent = context.active(), ...spanOptions } = options
-  const span = trace.getTracer(TRACER).startSpan(name, { ...spanOptions, attributes }, parent)
+  const span = trace.getTracer(TRACER, packageVersion()).startSpan(name, { ...spanOptions, attributes }, parent)
   try {
     const result = await context.with(trace.setSpan(parent, span), () => fn(span))
     return result
