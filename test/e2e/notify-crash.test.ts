@@ -27,6 +27,7 @@ import { relayReady, startRelayProc, type RelayProc } from '../helpers/relay-pro
 import { SlackEmulator } from '../emulators/slack.js'
 import { StripeEmulator } from '../emulators/stripe.js'
 import { WebhookReceiver } from '../emulators/webhook.js'
+import { until } from '../helpers/until.js'
 
 const STRIPE_KEY = 'sk_test_51NotifyCrashKeyThatMustNeverLeak'
 let slack: SlackEmulator
@@ -118,15 +119,6 @@ window = "0s"
 
 const relay = (d: Deployment, id: string, more: Record<string, string> = {}): RelayProc => startRelayProc(id, ['--poll-ms', '20', '--lease-ms', '600'], d.dir, { ...d.env, ...more })
 
-async function until<T>(what: string, f: () => T | Promise<T>, ms = 30_000): Promise<NonNullable<T>> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await f()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 async function stop(p: RelayProc): Promise<void> {
   if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM')

@@ -28,6 +28,7 @@ import { memoryToml, proxyClient } from '../helpers/mcp.js'
 import { relayReady, startRelayProc } from '../helpers/relay-procs.js'
 import { exported, inMemoryTracing, REGISTER, spansIn } from '../helpers/tracing.js'
 import { StripeEmulator } from '../emulators/stripe.js'
+import { until } from '../helpers/until.js'
 
 const STRIPE_KEY = 'sk_test_51TracedRelayKeyThatMustNeverLeak'
 const exporter = inMemoryTracing()
@@ -44,15 +45,6 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
 })
 
-async function until<T>(what: string, f: () => T | Promise<T>, ms = 30_000): Promise<NonNullable<T>> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await f()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 describe('one trace across processes', { timeout: 120_000 }, () => {
   it('proposed here under the agent\'s span, held, released, sent by a relay in another process: the relay\'s spans are in the agent\'s trace', async () => {

@@ -10,10 +10,9 @@
  * Inline, the target's effects left in flight by a proxy that was killed are
  * recovered at start, by tier; calls wait until that is done.
  */
-import { randomUUID } from 'node:crypto'
 import type { Readable, Writable } from 'node:stream'
+import { serveOneOverStdio } from './stdio.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { JsonObject } from '../../core/canonical-json.js'
@@ -25,7 +24,7 @@ import { runToolCall } from '../agent/tool-call.js'
 import { refusedWords } from '../agent/words.js'
 import type { ProxyMode } from './calls.js'
 import { marked, readCallMeta } from './meta.js'
-import { osUserPrincipal, type Principal } from './principal.js'
+import type { Principal } from './principal.js'
 import { defaultThreadName, type ThreadChoice } from './session.js'
 
 export interface ModuleToolProxyOptions {
@@ -66,20 +65,10 @@ export class ModuleToolProxy {
   }
 
   /** As McpProxy.serveStdio: one client on stdin/stdout until its end of the pipe closes or `stop` aborts. */
-  async serveStdio(input: Readable = process.stdin, output: Writable = process.stdout, stop?: AbortSignal): Promise<void> {
-    const transport = new StdioServerTransport(input, output)
-    const end = () => void transport.close()
-    input.once('end', end)
-    input.once('close', end)
-    stop?.addEventListener('abort', end, { once: true })
-    try {
-      await this.serve(transport, randomUUID(), osUserPrincipal())
-    } finally {
-      input.off('end', end)
-      input.off('close', end)
-      stop?.removeEventListener('abort', end)
-    }
+  serveStdio(input: Readable = process.stdin, output: Writable = process.stdout, stop?: AbortSignal): Promise<void> {
+    return serveOneOverStdio((t, id, who) => this.serve(t, id, who), input, output, stop)
   }
+
 
   /** One client's session on `transport`, as `principal`, until it closes. */
   async serve(transport: Transport, sessionId: string, principal: Principal): Promise<void> {

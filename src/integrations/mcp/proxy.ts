@@ -14,9 +14,8 @@
  * Then stdio (one client on stdin/stdout, which are the protocol channel:
  * every log line goes to stderr), or Streamable HTTP (http.ts).
  */
-import { randomUUID } from 'node:crypto'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Readable, Writable } from 'node:stream'
+import { serveOneOverStdio } from './stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ConfigError } from '../../core/errors.js'
 import type { Interlock } from '../../core/interlock.js'
@@ -28,7 +27,7 @@ import { moduleToolsOf } from '../../core/targets/module/module-target.js'
 import type { EffectTarget } from '../../core/targets/target.js'
 import { CallDesk, type ProxyMode } from './calls.js'
 import { ThreadReads } from './reads.js'
-import { osUserPrincipal, type Principal } from './principal.js'
+import type { Principal } from './principal.js'
 import { ProxySession, type ClientReach, type ThreadChoice } from './session.js'
 
 export interface McpProxyOptions {
@@ -84,20 +83,10 @@ export class McpProxy {
    * that just closes the pipe, or dies, must not leave a proxy and a server
    * behind per session), or `stop` aborted (SIGTERM, SIGINT).
    */
-  async serveStdio(input: Readable = process.stdin, output: Writable = process.stdout, stop?: AbortSignal): Promise<void> {
-    const transport = new StdioServerTransport(input, output)
-    const end = () => void transport.close()
-    input.once('end', end)
-    input.once('close', end)
-    stop?.addEventListener('abort', end, { once: true })
-    try {
-      await this.serve(transport, randomUUID(), osUserPrincipal())
-    } finally {
-      input.off('end', end)
-      input.off('close', end)
-      stop?.removeEventListener('abort', end)
-    }
+  serveStdio(input: Readable = process.stdin, output: Writable = process.stdout, stop?: AbortSignal): Promise<void> {
+    return serveOneOverStdio((t, id, who) => this.serve(t, id, who), input, output, stop)
   }
+
 
   /**
    * Serves one client's session on a transport (a stdio pipe, or one

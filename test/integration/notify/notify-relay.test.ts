@@ -27,6 +27,7 @@ import { createTargets } from '../../../src/core/targets/registry.js'
 import { SlackEmulator } from '../../emulators/slack.js'
 import { StripeEmulator } from '../../emulators/stripe.js'
 import { SendgridEmulator } from '../../emulators/sendgrid.js'
+import { until } from '../../helpers/until.js'
 
 const STRIPE_KEY = 'sk_test_51NotifyEmulatorKeyThatMustNeverLeak'
 const alice = generateKeyPair('operator', 'alice')
@@ -119,15 +120,6 @@ async function world(notify: string, relays = 1): Promise<World> {
   }
 }
 
-async function until<T>(what: string, f: () => T | Promise<T>, ms = 20_000): Promise<NonNullable<T>> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await f()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 const messagesIn = (channel: string) => [...slack.messages.values()].filter((m) => m.channel === channel)
 const refund = (charge: string, amount: string) => ({ thread: 'agent-run-7', target: 'payments', action: 'refund', args: { charge, amount, currency: 'usd' } })
