@@ -120,6 +120,10 @@ describe('one trace across processes', { timeout: 120_000 }, () => {
       expect(submit.parentSpanId).toBe(call.spanId)
       expect(spansIn(spans).filter((s) => s.name === 'interlock.dispatch').every((s) => s.traceId === traceId)).toBe(true)
       expect(exported(spansIn(spans))).not.toContain('"traced"')
+      // A read tool's call is forwarded, not journaled: its span too is in the caller's trace.
+      await proxy.client.callTool({ name: 'read_graph', arguments: {}, _meta: { traceparent: `00-${traceId}-${parent}-01` } })
+      const read = await until('the forwarded call\'s span', () => spansIn(spans).find((s) => s.name === 'interlock.mcp.call' && s.attributes['interlock.journaled'] === false))
+      expect(read).toMatchObject({ traceId, parentSpanId: parent, attributes: { 'interlock.tool': 'read_graph' } })
     } finally {
       await proxy.close()
     }

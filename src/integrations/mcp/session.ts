@@ -32,6 +32,9 @@
  * cancellation), and an effect on its way is finished and journaled, so
  * asking again gets its outcome.
  */
+import { context } from '@opentelemetry/api'
+import { contextOfTrace, inSpan, SpanKind } from '../../core/tracing/spans.js'
+import { traceContextOf } from '../../core/trace-context.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
@@ -215,9 +218,13 @@ export class ProxySession {
       if (decision && decision.tier !== 'read') {
         return this.deps.desk.call(call, { link: this.link, defaultThread: this.defaultThread, principal: this.peer.principal, onprogress, read: (r) => this.read(r) })
       }
-      const result = await this.forward(request.method, params, extra.signal, onprogress)
-      await this.remember(call, result)
-      return result
+      // A read tool's call is forwarded, not journaled: one span for it all the same, in the caller's trace.
+      const parent = contextOfTrace(traceContextOf(call._meta)) ?? context.active()
+      return inSpan('interlock.mcp.call', { 'interlock.target': this.deps.target.name, 'interlock.tool': call.name, 'interlock.principal': this.peer.principal.id, 'interlock.journaled': false }, async () => {
+        const result = await this.forward(request.method, params, extra.signal, onprogress)
+        await this.remember(call, result)
+        return result
+      }, { parent, kind: SpanKind.SERVER })
     }
     return this.forward(request.method, params, extra.signal, onprogress)
   }
