@@ -17,18 +17,26 @@ import { closeSync, createReadStream, createWriteStream, fsyncSync } from 'node:
 import { once } from 'node:events'
 import { IntegrityError, NotFoundError } from '../errors.js'
 import type { State } from '../lifecycle.js'
+import type { Effect, Tier } from '../effect.js'
 import type { JournalRecord, Store } from '../stores/store.js'
 import { jsonLine, lines } from './json-lines.js'
 import { openNewFile } from './new-file.js'
 
 export const EXPORT_FORMAT = 'interlock-journal-export/v1'
 
-export type Projection = Map<string, { state: State; seq: number }>
+/** Where each effect's records end; from a store, also the row's own effect and tier (what a relay would read). */
+export type Projection = Map<string, ProjectedEffect>
+export interface ProjectedEffect {
+  state: State
+  seq: number
+  row?: { effect: Effect; tier: Tier }
+}
 
 /** Every effect's last record, from the store's effects table. */
-export async function projectionOf(store: Store): Promise<Projection> {
+export async function projectionOf(store: Store, options: { rows?: boolean } = {}): Promise<Projection> {
   const p: Projection = new Map()
-  for (const s of await store.list()) p.set(s.effect.id, { state: s.state, seq: s.seq })
+  // With rows: what each effects row says of its effect, which verify compares with the journal (never exported).
+  for (const s of await store.list()) p.set(s.effect.id, options.rows ? { state: s.state, seq: s.seq, row: { effect: s.effect, tier: s.tier } } : { state: s.state, seq: s.seq })
   return p
 }
 

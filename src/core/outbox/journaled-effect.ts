@@ -60,6 +60,14 @@ export function journaledProposal(history: readonly JournalRecord[]): JournaledP
  * both name the same record.
  */
 export function rowDisagreements(row: EffectSnapshot, proposal: { effect: Effect; tier: Tier }, last: JournalRecord, settled = true): string[] {
+  const out = rowFieldDisagreements(row, proposal)
+  if (row.state !== last.state && (settled || row.seq === last.seq)) out.push(`state (row ${row.state}, journal ${last.state})`)
+  if (row.seq !== last.seq && settled) out.push(`last seq (row ${row.seq}, journal ${last.seq})`)
+  return out
+}
+
+/** The fields of the row's effect and its tier that depart from the PROPOSED record (names, never values). */
+export function rowFieldDisagreements(row: Pick<EffectSnapshot, 'effect' | 'tier'>, proposal: { effect: Effect; tier: Tier }): string[] {
   const out: string[] = []
   const j = proposal.effect
   const r = row.effect
@@ -69,8 +77,6 @@ export function rowDisagreements(row: EffectSnapshot, proposal: { effect: Effect
   if (!sameJson(r.trace ?? null, j.trace ?? null)) out.push('trace')
   if (!sameJson(r.premises, j.premises)) out.push('premises')
   if (row.tier !== proposal.tier) out.push(`tier (row ${row.tier}, journal ${proposal.tier})`)
-  if (row.state !== last.state && (settled || row.seq === last.seq)) out.push(`state (row ${row.state}, journal ${last.state})`)
-  if (row.seq !== last.seq && settled) out.push(`last seq (row ${row.seq}, journal ${last.seq})`)
   return out
 }
 

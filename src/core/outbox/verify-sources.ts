@@ -4,7 +4,7 @@ import { projectionOf, readExport } from './export-file.js'
 import { verifyRecords, type VerifyOptions, type VerifyReport } from './verify.js'
 
 export async function verifyStore(store: Store, opts: Omit<VerifyOptions, 'projection' | 'checkpoints'>): Promise<VerifyReport> {
-  const projection = await projectionOf(store)
+  const projection = await projectionOf(store, { rows: true })
   const checkpoints = (await store.checkpoints()).map((c) => c.document)
   return verifyRecords(store.records(), { ...opts, projection, checkpoints, wholeStore: true })
 }

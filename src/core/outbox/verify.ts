@@ -27,6 +27,8 @@
  * chain recomputed over it, and so does (reading a whole store) a journal
  * cut back below it.
  */
+import type { ProjectedEffect } from './export-file.js'
+import { rowFieldDisagreements } from './journaled-effect.js'
 import { canonicalJson, type JsonObject } from '../canonical-json.js'
 import type { OperatorConfig } from '../config/types.js'
 import { effectDigest } from '../crypto/digest.js'
@@ -92,7 +94,7 @@ export interface VerifyOptions {
    */
   policy?: RuleSource & Pick<Policy, 'evaluate'>
   /** Where each effect's records should end (state and seq), when known; a function is asked after the last record. */
-  projection?: ReadonlyMap<string, { state: State; seq: number }> | (() => ReadonlyMap<string, { state: State; seq: number }> | undefined)
+  projection?: ReadonlyMap<string, ProjectedEffect> | (() => ReadonlyMap<string, ProjectedEffect> | undefined)
   /** A signed anchor (anchor-file.ts readAnchor): every journal must still reach its head there. */
   anchor?: TrustedAnchor
   /** Filled with every journal's last verified record: what `outbox anchor` signs. */
@@ -251,6 +253,13 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
         if (!t) problem({ journal: '?', seq: p.seq, effectId: id }, `effect ${id} is ${p.state} at record ${p.seq}, but the journal has no record of it`)
         else if (t.state !== p.state || t.seq !== p.seq) {
           problem({ journal: t.journal, seq: p.seq, effectId: id }, `journal ${JSON.stringify(t.journal)} record ${p.seq} should be effect ${id}'s last (${p.state}), but its records end at ${t.seq} (${t.state}); records were removed from the end`)
+        }
+        // The row a relay reads against the PROPOSED record its releases signed: an edit behind the journal is a finding.
+        if (t && p.row && t.effect && t.tier !== undefined) {
+          const fields = rowFieldDisagreements(p.row, { effect: t.effect, tier: t.tier })
+          if (fields.length > 0) {
+            problem({ journal: t.journal, seq: t.seq, effectId: id }, `effect ${id}: its effects row disagrees with its journal in ${fields.join(', ')}: the row was edited behind the journal (relays refuse to send it; the journal's PROPOSED record is what was signed)`)
+          }
         }
       }
       for (const [id, t] of effects) {

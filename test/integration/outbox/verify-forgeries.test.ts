@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { canonicalJson, type JsonObject } from '../../../src/core/canonical-json.js'
 import type { OperatorConfig } from '../../../src/core/config/types.js'
 import { IntegrityError } from '../../../src/core/errors.js'
 import { Gate } from '../../../src/core/gate.js'
@@ -38,6 +39,32 @@ describe.each([
       const report = await verifyStore(w.store, trust)
       expect(report.ok).toBe(false)
       expect(report.firstBad?.message).toMatch(new RegExp(`journal "agent-1" record 1 \\(PROPOSED\\) proposes effect ${small.effectId}, but its thread, target, action, args and key hash to [0-9a-f]{64}: the effect was rewritten after it was proposed`))
+    } finally {
+      await w.close()
+    }
+  })
+
+  it('the effects row edited behind an untouched journal (args of a held effect, premises of a committed one): a finding naming the effect and the field', async () => {
+    const w = await gateWorld(make)
+    try {
+      const held = await w.gate.submit(refund('900.00'))
+      expect(held.status).toBe('held')
+      const done = await w.gate.submit(refund('12.00', 'agent-2'))
+      expect(done.status).toBe('committed')
+      expect((await verifyStore(w.store, trust)).ok).toBe(true)
+      const row = (id: string) => w.store.get(id).then((s) => s!.effect)
+      await w.h.exec('UPDATE effects SET effect = ? WHERE id = ?', [canonicalJson({ ...(await row(held.effectId)), args: { amount: '99999.00', currency: 'USD', to: 'acct_mallory' } } as unknown as JsonObject), held.effectId])
+      await w.h.exec('UPDATE effects SET effect = ? WHERE id = ?', [canonicalJson({ ...(await row(done.effectId)), premises: { balance: '1.00' } } as unknown as JsonObject), done.effectId])
+      const report = await verifyStore(w.store, trust)
+      expect(report.ok).toBe(false)
+      expect(report.problems.map((p) => [p.effectId, p.message])).toEqual(
+        expect.arrayContaining([
+          [held.effectId, `effect ${held.effectId}: its effects row disagrees with its journal in args: the row was edited behind the journal (relays refuse to send it; the journal's PROPOSED record is what was signed)`],
+          [done.effectId, `effect ${done.effectId}: its effects row disagrees with its journal in premises: the row was edited behind the journal (relays refuse to send it; the journal's PROPOSED record is what was signed)`],
+        ]),
+      )
+      // The finding names fields, never the values written into them.
+      expect(JSON.stringify(report.problems)).not.toContain('acct_mallory')
     } finally {
       await w.close()
     }
