@@ -12,6 +12,8 @@ import { canonicalJson } from '../../src/core/canonical-json.js'
 import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
 import { Gate, type GateOptions } from '../../src/core/gate.js'
 import { RulesPolicy } from '../../src/core/policy/rules.js'
+import { releaseEffect } from '../../src/core/outbox/release.js'
+import { systemClock } from '../../src/core/clock.js'
 import { assertCliBuilt, interlock } from '../helpers/cli.js'
 import { CountingTarget } from '../helpers/counting-target.js'
 import { sqliteOutbox, type OutboxHarness } from '../helpers/outbox-stores.js'
@@ -86,6 +88,25 @@ describe('interlock outbox verify against a journal edited behind its back', () 
     const run = await interlock(['outbox', 'verify'], { cwd: f.cwd })
     expect(run.code).toBe(5)
     expect(run.stderr).toMatch(new RegExp(`journal "agent-1" record 1 \\(PROPOSED\\) proposes effect ${id}, but its thread, target, action, args and key hash to [0-9a-f]{64}: the effect was rewritten after it was proposed`))
+  })
+
+  it('after a valid two-operator release, the effects row\'s args edited, the journal untouched: exit 5 naming the effect and the field', async () => {
+    const f = await folder()
+    const [id] = await f.submit([refund('900.00')])
+    const store = await f.h.open()
+    try {
+      for (const key of [alice, bob]) await releaseEffect({ store, operators: [{ name: 'alice', publicKey: alice.publicKey }, { name: 'bob', publicKey: bob.publicKey }], policy, key, clock: systemClock }, id!)
+      expect((await store.get(id!))?.state).toBe('AUTHORIZED')
+      expect((await interlock(['outbox', 'verify'], { cwd: f.cwd })).code).toBe(0)
+      const row = (await store.get(id!))!.effect
+      await f.h.exec('UPDATE effects SET effect = ? WHERE id = ?', [canonicalJson({ ...row, args: { ...row.args, to: 'acct_mallory' } }), id])
+    } finally {
+      await store.close()
+    }
+    const run = await interlock(['outbox', 'verify'], { cwd: f.cwd })
+    expect(run.code).toBe(5)
+    expect(run.stderr).toContain(`effect ${id}: its effects row disagrees with its journal in args`)
+    expect(run.stderr).not.toContain('acct_mallory')
   })
 
   it('one flipped byte in a record: verify, show, and verify of an export exit 5 naming journal and record', async () => {
