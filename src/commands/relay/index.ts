@@ -1,3 +1,4 @@
+import { requireSafeReplication } from '../../core/stores/postgres/replication.js'
 import { hostname } from 'node:os'
 import { Flags } from '@oclif/core'
 import { BaseCommand } from '../../cli/base-command.js'
@@ -55,6 +56,11 @@ Every journal record the relay writes is signed with the relay's key (\`interloc
       })
     }
     const key = loadRelayKey(keyFile, this.flags.key ? '--key or INTERLOCK_RELAY_KEY' : '[relay] key')
+    // A failover must lose nothing it journals: an asynchronously replicated primary is refused unless accepted.
+    if (config.store.kind === 'postgres') {
+      const verdict = await requireSafeReplication(config.store)
+      if (verdict.accepted) this.logToStderr('%s', `relay: warning: ${verdict.detail}`)
+    }
     // Store, targets (with the config's secrets) and policy from the front door, as every command.
     const interlock = await this.openInterlock()
     const relay = new Relay({

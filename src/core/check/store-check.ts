@@ -11,6 +11,7 @@
  * openInterlock()), so a missing or older file is a warning whose fix is
  * nothing at all, or `interlock install` to do it now.
  */
+import { readReplication, replicationVerdict, type Queryable } from '../stores/postgres/replication.js'
 import { existsSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { PostgresStoreConfig, SqliteStoreConfig } from '../config/types.js'
@@ -68,7 +69,7 @@ async function checkPostgres(store: PostgresStoreConfig, timeoutMs: number): Pro
     const reachable = pass('store.reachable', REACHABLE, `connected to ${where}`)
     try {
       const applied = await readAppliedPostgres(client, store.schema)
-      return [reachable, schemaRow(assessSchema('postgres', applied, where), where, 'fail')]
+      return [reachable, schemaRow(assessSchema('postgres', applied, where), where, 'fail'), await replicationRow(client, store)]
     } catch (e) {
       return [reachable, schemaError(e)]
     }
@@ -125,4 +126,16 @@ function schemaRow(a: SchemaAssessment, where: string, behind: 'warn' | 'fail'):
 function schemaError(e: unknown): CheckRow {
   const hint = e instanceof InterlockError && e.hint ? e.hint : INSTALL
   return fail('store.schema', SCHEMA, (e as Error).message, hint)
+}
+
+/** A failover must lose no DISPATCHED record (stores/postgres/replication.ts). */
+async function replicationRow(client: Queryable, store: PostgresStoreConfig): Promise<CheckRow> {
+  const NAME = 'commits survive a failover'
+  try {
+    const v = replicationVerdict(await readReplication(client), store.replication === 'async-accepted')
+    if (!v.ok) return fail('store.replication', NAME, v.detail, v.fix ?? '')
+    return v.accepted ? warn('store.replication', NAME, v.detail, 'Only if losing the last commits to a failover is acceptable.') : pass('store.replication', NAME, v.detail)
+  } catch (e) {
+    return warn('store.replication', NAME, `could not read the replication settings: ${(e as Error).message}`, 'Grant the role pg_monitor, or check by hand that commits are synchronously replicated.')
+  }
 }

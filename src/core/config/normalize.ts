@@ -21,7 +21,7 @@ type Table = Record<string, unknown>
 
 export function normalizeStore(raw: Table | undefined, dir: string): StoreConfig {
   if (raw?.kind === 'postgres') {
-    return {
+    const store: StoreConfig = {
       kind: 'postgres',
       url: raw.url as string,
       schema: (raw.schema as string | undefined) ?? DEFAULTS.postgresSchema,
@@ -30,6 +30,8 @@ export function normalizeStore(raw: Table | undefined, dir: string): StoreConfig
       lockTimeoutMs: (raw.lock_timeout_ms as number | undefined) ?? DEFAULTS.storeLockTimeoutMs,
       idleInTransactionTimeoutMs: (raw.idle_in_transaction_timeout_ms as number | undefined) ?? DEFAULTS.storeIdleInTransactionTimeoutMs,
     }
+    if (raw.replication === 'async-accepted') store.replication = 'async-accepted'
+    return store
   }
   return { kind: 'sqlite', path: resolvePath(dir, (raw?.path as string | undefined) ?? DEFAULTS.sqlitePath) }
 }

@@ -73,6 +73,11 @@ const postgresStore = {
       description:
         'What the database role in `url` is granted (docs/dbas.md, "Database roles and grants"). "agent": it only proposes effects and reads its own (an agent\'s outbox; every other operation is refused). "full" (default): relays, operators and read-only tools, each limited by its own grants.',
     },
+    replication: {
+      enum: ['synchronous', 'async-accepted'],
+      description:
+        'What the store\'s replication must promise (docs/dbas.md, "Failover"). "synchronous" (default): on a primary with standbys, its commits must be synchronously replicated (synchronous_standby_names naming the standby, synchronous_commit on, remote_write or remote_apply), or `interlock check` fails and `interlock relay` refuses to start: an asynchronous standby promoted after a crash may lack the last DISPATCHED records, and their effects would be sent again. "async-accepted": the operator accepts that risk; the relay says so once at start. A single server with no standby passes either way.',
+    },
     statement_timeout_ms: sessionLimit(
       'PostgreSQL statement_timeout set on every connection of the store, in milliseconds: a statement running longer is cancelled and retried. 0: not set (the role\'s or database\'s setting applies). Default 15000.',
     ),

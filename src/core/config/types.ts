@@ -33,6 +33,8 @@ export interface PostgresStoreConfig {
   statementTimeoutMs?: number
   lockTimeoutMs?: number
   idleInTransactionTimeoutMs?: number
+  /** Set: the operator accepts an asynchronously replicated primary (stores/postgres/replication.ts). */
+  replication?: 'async-accepted'
 }
 
 export type StoreConfig = SqliteStoreConfig | PostgresStoreConfig
