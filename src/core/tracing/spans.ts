@@ -14,7 +14,7 @@
  * span a child of that context, so the agent's call, the hold, the release
  * and the send are one trace however far apart in time and process.
  */
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type SpanOptions } from '@opentelemetry/api'
+import { context, createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type SpanOptions } from '@opentelemetry/api'
 import type { Effect, Tier } from '../effect.js'
 import type { TraceContext } from '../trace-context.js'
 import { packageVersion } from '../package-version.js'
@@ -67,7 +67,7 @@ export function contextOfTrace(t: TraceContext | undefined): Context | undefined
   if (!t || !enabled) return undefined
   const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(t.traceparent)
   if (!m) return undefined
-  const spanContext = { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16) & TraceFlags.SAMPLED, isRemote: true, ...(t.tracestate ? { traceState: undefined } : {}) }
+  const spanContext = { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16) & TraceFlags.SAMPLED, isRemote: true, ...(t.tracestate ? { traceState: createTraceState(t.tracestate) } : {}) }
   return trace.setSpanContext(ROOT_CONTEXT, spanContext)
 }
 
