@@ -46,15 +46,32 @@ export interface EventScan {
   kinds: ReadonlySet<NoticeEventKind>
   /** Most effects read per state per pass (a target down: 10,000 AMBIGUOUS; the next pass reads on). */
   limit: number
+  /**
+   * A held effect's events by the seq of its last record, kept by the caller
+   * between passes: its history is read again only when it has moved on (a
+   * pass every few seconds must not read every waiting effect's journal).
+   */
+  heldSeen?: Map<string, { seq: number; events: NoticeEvent[] }>
 }
 
 export async function findEvents(s: EventScan): Promise<NoticeEvent[]> {
   const events: NoticeEvent[] = []
   const wants = (k: NoticeEventKind) => s.kinds.has(k)
   if (wants('held') || wants('release')) {
-    for (const snap of await s.store.list({ states: ['HELD'], limit: s.limit })) {
+    const held = await s.store.list({ states: ['HELD'], limit: s.limit })
+    for (const snap of held) {
       if (snap.effect.thread === NOTIFY_THREAD) continue
-      events.push(...heldEvents(snap, await s.store.history(snap.effect.id), s).filter((e) => wants(e.kind) && e.at >= s.since))
+      let seen = s.heldSeen?.get(snap.effect.id)
+      if (seen?.seq !== snap.seq) {
+        seen = { seq: snap.seq, events: heldEvents(snap, await s.store.history(snap.effect.id), s) }
+        s.heldSeen?.set(snap.effect.id, seen)
+      }
+      events.push(...seen.events.filter((e) => wants(e.kind) && e.at >= s.since))
+    }
+    // Released, denied or gone: nothing more to keep of them.
+    if (s.heldSeen) {
+      const still = new Set(held.map((h) => h.effect.id))
+      for (const id of s.heldSeen.keys()) if (!still.has(id)) s.heldSeen.delete(id)
     }
   }
   if (wants('ambiguous') || wants('ambiguous_waiting')) {

@@ -143,7 +143,10 @@ function listCommand(events: readonly NoticeEvent[]): string {
 
 function counts(events: readonly NoticeEvent[]): string[] {
   const by = new Map<string, number>()
-  for (const e of events) by.set(`${e.effect.target} ${e.effect.action} ${e.kind}`, (by.get(`${e.effect.target} ${e.effect.action} ${e.kind}`) ?? 0) + 1)
+  for (const e of events) {
+    const k = `${e.effect.target} ${e.effect.action} ${e.kind}`
+    by.set(k, (by.get(k) ?? 0) + 1)
+  }
   return [...by].map(([what, n]) => `- ${n} × ${what}`)
 }
 

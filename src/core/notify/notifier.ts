@@ -18,7 +18,7 @@ import type { EffectInput } from '../effect.js'
 import type { InterlockConfig } from '../config/types.js'
 import { redact } from '../config/redact.js'
 import type { Store } from '../stores/store.js'
-import { findEvents, NOTIFY_THREAD, type NoticeEventKind } from './events.js'
+import { findEvents, NOTIFY_THREAD, type NoticeEvent, type NoticeEventKind } from './events.js'
 import { noticeEffect, planNotices, type ChannelType } from './notices.js'
 
 /** A notice that keeps failing is logged again after this long (it is counted every time). */
@@ -45,17 +45,13 @@ export interface NotifyPassResult {
 
 export class Notifier {
   private readonly now: () => number
-  /** Totals since start, for /metrics. */
-  readonly totals = { proposed: 0, errors: 0 }
+  /** What each HELD effect's journal told the last pass (events.ts): read again only when it moved on. */
+  private readonly heldSeen = new Map<string, { seq: number; events: NoticeEvent[] }>()
   /** When each failing notice was last logged: a pass every few seconds must not repeat the same line each time. */
   private readonly logged = new Map<string, number>()
 
   constructor(private readonly o: NotifierOptions) {
     this.now = o.now ?? Date.now
-  }
-
-  get enabled(): boolean {
-    return this.o.config.notify.length > 0
   }
 
   async pass(): Promise<NotifyPassResult> {
@@ -67,7 +63,7 @@ export class Notifier {
     try {
       const kinds = new Set<NoticeEventKind>(rules.flatMap((r) => r.on))
       const waits = [...new Set(rules.flatMap((r) => (r.waitingMs === undefined ? [] : [r.waitingMs])))]
-      const events = await findEvents({ store: this.o.store, policy: this.o.config.policy, since, now, waits, kinds, limit: this.o.limit ?? 10_000 })
+      const events = await findEvents({ store: this.o.store, policy: this.o.config.policy, since, now, waits, kinds, limit: this.o.limit ?? 10_000, heldSeen: this.heldSeen })
       // Every notice of a window with events since the horizon was journaled after it: list those.
       const told = new Set((await this.o.store.list({ thread: NOTIFY_THREAD, since: new Date(since).toISOString(), limit: 1_000_000 })).map((s) => s.effect.key ?? ''))
       const scrub = (t: string) => redact(t, this.o.config.secrets)
@@ -92,8 +88,6 @@ export class Notifier {
       result.errors++
       this.o.log?.(`notify: the pass failed: ${redact((e as Error).message, this.o.config.secrets)}; the next one reads again`)
     }
-    this.totals.proposed += result.proposed
-    this.totals.errors += result.errors
     return result
   }
 }

@@ -92,11 +92,6 @@ export function submitParent(t: TraceContext | undefined): Context {
   return contextOfTrace(t) ?? active
 }
 
-/** The trace context active here (a framework's span around the tool call), when there is one. */
-export function activeTrace(): TraceContext | undefined {
-  if (!enabled) return undefined
-  return traceOfSpan(trace.getSpan(context.active()))
-}
 
 function errorType(e: unknown): string {
   const code = (e as { code?: unknown } | null)?.code

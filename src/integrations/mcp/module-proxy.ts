@@ -26,6 +26,7 @@ import type { ProxyMode } from './calls.js'
 import { marked, readCallMeta } from './meta.js'
 import type { Principal } from './principal.js'
 import { defaultThreadName, type ThreadChoice } from './session.js'
+import { recoverTarget } from './proxy.js'
 
 export interface ModuleToolProxyOptions {
   interlock: Interlock
@@ -116,14 +117,5 @@ export class ModuleToolProxy {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.servers].map((s) => s.close()))
-  }
-}
-
-async function recoverTarget(interlock: Interlock, name: string, log: (line: string) => void): Promise<void> {
-  try {
-    const report = await interlock.gate.recover({ filter: (s) => s.effect.target === name })
-    for (const e of report.effects) log(`mcp-proxy: recovered ${e.effectId.slice(0, 12)} (${e.found}, tier ${e.tier}): ${e.action}${e.outcome ? ` → ${e.outcome.status}` : ''}${e.error ? `: ${e.error}` : ''}`)
-  } catch (e) {
-    log(`mcp-proxy: recovery failed: ${(e as Error).message}; calls are answered from the journal as it stands`)
   }
 }

@@ -70,7 +70,7 @@ export class McpProxy {
     const reads = new ThreadReads(premiseTools, o.interlock.store, target.name)
     const desk = new CallDesk({ interlock: o.interlock, target, mode: o.mode, waitMs: o.waitMs ?? 30_000, reads, log: o.log })
     // Recovery goes through the target's own session; then it is ended: clients' calls go through their own.
-    const ready = (o.mode === 'inline' ? recoverTarget(o.interlock, target, o.log) : Promise.resolve()).then(() => target.idle())
+    const ready = (o.mode === 'inline' ? recoverTarget(o.interlock, target.name, o.log) : Promise.resolve()).then(() => target.idle())
     const proxy = new McpProxy(o.interlock, target, desk, reads, ready, o.log, o.thread ?? target.config.thread)
     const journaled = target.decisions().filter((d) => d.tier !== 'read')
     o.log(`mcp-proxy: ${target.name}: ${target.decisions().length} tools, ${journaled.length} through the gate (${o.mode}): ${journaled.map((d) => `${d.tool} (tier ${d.tier})`).join(', ') || 'none'}`)
@@ -155,11 +155,11 @@ export function mcpTargetOf(interlock: Interlock, name: string | undefined): Mcp
   })
 }
 
-/** Inline mode's recovery at start: this target's effects, by tier, through the target's own session. */
-async function recoverTarget(interlock: Interlock, target: McpTarget, log: (line: string) => void): Promise<void> {
+/** Inline mode's recovery at start: the named target's effects, by tier (an mcp target's through its own session). */
+export async function recoverTarget(interlock: Interlock, target: string, log: (line: string) => void): Promise<void> {
   let report: RecoveryReport
   try {
-    report = await interlock.gate.recover({ filter: (s) => s.effect.target === target.name })
+    report = await interlock.gate.recover({ filter: (s) => s.effect.target === target })
   } catch (e) {
     log(`mcp-proxy: recovery failed: ${(e as Error).message}; calls are answered from the journal as it stands`)
     return
