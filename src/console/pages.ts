@@ -85,7 +85,8 @@ export async function effectView(deps: ConsoleDeps, effectId: string, ctx: PageC
   let timeline: TimelineEntry[] = []
   const view: EffectView = { snapshot, details, journalProblem, timeline, releases: [], relayKeys: deps.relayKeysNote }
   if (details) {
-    view.timeline = timeline = await effectTimeline(details.history, { operators, relays: deps.relayKeys, policy })
+    const seals = await store.seals([...new Set(details.history.map((r) => r.at))])
+    view.timeline = timeline = await effectTimeline(details.history, { operators, relays: deps.relayKeys, policy, seals })
     view.releases = details.statements
       .filter((s) => s.statement.kind === 'release' && timeline.find((t) => t.seq === s.seq)?.state === 'HELD')
       .map(({ seq, statement }) => {

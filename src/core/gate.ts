@@ -5,7 +5,7 @@
  */
 import type { Span } from '@opentelemetry/api'
 import { effectAttributes, inSpan, submitParent, traceOfSpan } from './tracing/spans.js'
-import { recordSigner } from './crypto/record-signature.js'
+import { sealer } from './crypto/seal.js'
 import type { KeyPair } from './crypto/keys.js'
 import { toEffect, type Effect, type EffectInput, type JsonObject, type Premises, type Tier } from './effect.js'
 import { InputError } from './errors.js'
@@ -17,7 +17,7 @@ import { requirePolicy } from './policy/required.js'
 import { recover, type RecoverOptions, type RecoveryReport } from './recovery.js'
 import { JournalSecrets } from './secrets/journal-secrets.js'
 import { redactingStore } from './secrets/redacting-store.js'
-import { signingStore } from './stores/signing-store.js'
+import { sealingStore } from './stores/sealing-store.js'
 import type { Store } from './stores/store.js'
 import { assertTarget, tierFor, type EffectTarget } from './targets/target.js'
 
@@ -64,8 +64,8 @@ export class Gate {
     this.secrets = new JournalSecrets(opts.secrets)
     this.ctx = {
       // Every append passes the secrets guard: nothing this gate writes can journal a secret;
-      // then, given a key, it is signed as it will be journaled.
-      store: redactingStore(opts.signing ? signingStore(opts.store, recordSigner({ key: opts.signing.key, id: opts.signing.id, role: 'relay' })) : opts.store, this.secrets),
+      // then, given a key, each commit is sealed as it is journaled.
+      store: redactingStore(opts.signing ? sealingStore(opts.store, sealer({ key: opts.signing.key, id: opts.signing.id, role: 'relay' })) : opts.store, this.secrets),
       targets: new Map(),
       policy: opts.policy ?? allowAll,
       retry: { ...DEFAULT_RETRY, ...opts.retry },

@@ -153,7 +153,7 @@ describe('interlock outbox verify against a journal edited behind its back', () 
     const run = await interlock(['outbox', 'verify'], { cwd: f.cwd })
     expect(run.code).toBe(5)
     expect(run.stdout).toContain('Records written by relays and gates: 3 signed and valid, 0 invalid, 1 unsigned, 0 unchecked.')
-    expect(run.stderr).toContain(`journal "agent-1" record 4 of effect ${id} carries no signature of a trusted relay and no operator's signed act`)
+    expect(run.stderr).toContain(`journal "agent-1" record 4 of effect ${id} carries no seal or signature of a trusted writer and no operator's signed act`)
 
     f.config()
     const blind = await interlock(['outbox', 'verify'], { cwd: f.cwd })

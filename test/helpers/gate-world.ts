@@ -25,13 +25,13 @@ export interface GateWorld {
   close(): Promise<void>
 }
 
-/** A store of the kind `make` opens and a gate over it with the policy, one attempt per send, and `options` (e.g. signing). */
-export async function gateWorld(make: () => Promise<OutboxHarness>, options: Partial<GateOptions> = {}): Promise<GateWorld> {
+/** A store of the kind `make` opens and a gate over it (as `gateStore` wraps it) with the policy, one attempt per send, and `options` (e.g. signing). */
+export async function gateWorld(make: () => Promise<OutboxHarness>, options: Partial<GateOptions> = {}, gateStore: (store: Store) => Store = (s) => s): Promise<GateWorld> {
   const h = await make()
   const store = await h.open()
   const payments = new CountingTarget('payments', 1)
   const mail = new CountingTarget('mail', 3)
-  const gate = new Gate({ store, targets: [payments, mail], policy, retry: { maxAttempts: 1, backoffMs: 0 }, ...options })
+  const gate = new Gate({ store: gateStore(store), targets: [payments, mail], policy, retry: { maxAttempts: 1, backoffMs: 0 }, ...options })
   return { h, store, gate, payments, mail, close: async () => { await gate.close(); await store.close(); await h.dispose() } }
 }
 

@@ -51,11 +51,11 @@ Exit codes: 0 everything verifies; 5 a problem was found, or the anchor is not s
         await store.close()
       }
     }
-    const { signatures: s, receipts: r, writers: w } = report
+    const { signatures: s, receipts: r, writers: w, seals: seal } = report
     this.log(`${report.records} records in ${report.journals} journals, ${report.effects} effects; ${s.valid} operator signatures valid, ${s.invalid} invalid; ${r.valid} relay receipts valid, ${r.invalid} invalid, ${r.unchecked} unchecked.`)
     this.log(
-      `Records written by relays and gates: ${w.valid} signed and valid, ${w.invalid} invalid, ${w.unsigned} unsigned, ${w.unchecked} unchecked` +
-        `${w.byAnchor > 0 ? `, ${w.byAnchor} covered by the anchor` : ''}.`,
+      `Records written by relays and gates: ${w.valid} signed and valid (${w.sealed} under seals), ${w.invalid} invalid, ${w.unsigned} unsigned, ${w.unchecked} unchecked` +
+        `${w.byAnchor > 0 ? `, ${w.byAnchor} covered by the anchor` : ''}; seals: ${seal.valid} valid, ${seal.invalid} invalid, ${seal.unchecked} unchecked.`,
     )
     this.log(
       relayKeys.length === 0
@@ -64,7 +64,7 @@ Exit codes: 0 everything verifies; 5 a problem was found, or the anchor is not s
     )
     if (anchor) this.log(`Anchor ${anchor.path}: ${anchor.heads.size} journal heads, signed by ${anchor.role} ${anchor.signer} at ${anchor.at}.`)
     if (report.ok) {
-      const unchecked = r.unchecked + w.unchecked > 0
+      const unchecked = r.unchecked + w.unchecked + seal.unchecked > 0
       this.log(unchecked ? 'OK: every chain, transition, effect id and operator signature verifies; relay signatures were not checked.' : 'OK: every chain, transition, effect id and signature verifies.')
       return { ...report, relayKeys }
     }

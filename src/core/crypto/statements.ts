@@ -14,6 +14,10 @@
  *   transition, the effect's record it follows, and the record's data.
  * - anchor: an operator or a relay attests every journal's head at one time
  *   (outbox/anchor.ts), so a journal cut back behind it shows.
+ * - seal: a writer (a relay, a gate or reconcile-effects holding the relay's
+ *   key, an operator re-sending an effect) attests every journal record one
+ *   of its commits wrote, by their hashes, chained to its previous seal
+ *   (seal.ts). Records written before seals carry a `record` statement each.
  * - checkpoint: an operator or a relay attests, before `outbox prune` deletes
  *   them, where the pruned records of each journal it cut end, and the
  *   archive that holds them (outbox/checkpoint-file.ts).
@@ -132,8 +136,24 @@ export interface CheckpointStatement {
   at: string
 }
 
+export interface SealStatement {
+  kind: 'seal'
+  signer: string
+  role: SignerRole
+  /** The writing process's own name for its run of seals (random), so two processes under one id never share a count. */
+  run: string
+  /** 1, 2, 3… within the run: a seal copied in again shows as a second seal of the same number. */
+  n: number
+  /** sealDigest() of the run's seal before this one; null for the first. */
+  prev: string | null
+  /** The commit's time, as the store wrote it on each of the records. */
+  at: string
+  /** The hashes (record-hash.ts) of every record the commit wrote for this writer, in the order written. */
+  records: string[]
+}
+
 export type OperatorStatement = ReleaseStatement | DenialStatement | ResolutionStatement
-export type Statement = OperatorStatement | RelayReceiptStatement | RecordStatement | AnchorStatement | CheckpointStatement
+export type Statement = OperatorStatement | RelayReceiptStatement | RecordStatement | AnchorStatement | CheckpointStatement | SealStatement
 export type StatementKind = Statement['kind']
 
 /**

@@ -37,7 +37,7 @@ export async function anchorJournals(
   // Without the effects rows: relays may go on writing while it reads, and each journal's
   // chain, read to wherever it had got, is a consistent prefix to anchor. Pruned journals start at their checkpoint.
   const checkpoints = (await store.checkpoints()).map((c) => c.document)
-  const report = await verifyRecords(store.records(), { ...opts, heads, checkpoints, wholeStore: true })
+  const report = await verifyRecords(store.records(), { ...opts, heads, checkpoints, seals: await store.seals(), wholeStore: true })
   const blocking = report.problems.filter((p) => !(opts.coverUnsigned && p.kind === 'unsigned'))
   if (blocking.length > 0) {
     const unsignedOnly = blocking.every((p) => p.kind === 'unsigned')

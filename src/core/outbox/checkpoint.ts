@@ -76,7 +76,7 @@ export async function checkpointJournals(store: Store, opts: CheckpointOptions):
   }
   const planner = new CutPlanner(Number.POSITIVE_INFINITY)
   const after = new Map([...pins].map(([journal, pin]) => [journal, pin.seq]))
-  const report = await verifyRecords(planning(store.records(after), planner), { ...opts, checkpoints: docs, startAfter: pins })
+  const report = await verifyRecords(planning(store.records(after), planner), { ...opts, checkpoints: docs, seals: await store.seals(), startAfter: pins })
   if (!report.ok) {
     throw new IntegrityError(`not checkpointed: the journals do not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}); the first: ${report.firstBad!.message}`, {
       hint: 'A checkpoint vouches for what it pins: find out what happened (`interlock outbox verify`) first. Nothing was written.',

@@ -3,13 +3,14 @@
  * streams in and out:
  *   line 1     {"format":"interlock-journal-export/v1","exportedAt":"...","store":"sqlite"}
  *   line 2     {"checkpoints":[...]}   the store's checkpoints (checkpoint-file.ts), when it has any
+ *   then       {"seal":{...}}          one line per stored seal (crypto/seal.ts), in the order written
  *   then       one JournalRecord per line, in (journal, seq) order, exactly as stored
  *   last line  {"end":{"records":N,"effects":{"<id>":{"state":"...","seq":N}}}}
  * The end line carries where every effect's records end (the store's effects
  * table), so a file cut short, or a record dropped from the end of a journal,
- * fails verification like the store itself would. The checkpoints come before
- * the records, so a pruned journal, which starts after its checkpoint's head,
- * verifies from the file alone. `outbox prune`'s archive is a file of this
+ * fails verification like the store itself would. The checkpoints and seals
+ * come before the records, so a pruned journal, which starts after its
+ * checkpoint's head, verifies from the file alone, its writers' seals with it. `outbox prune`'s archive is a file of this
  * format too: the records it removed, and the checkpoints they follow.
  */
 import { createHash } from 'node:crypto'
@@ -63,13 +64,15 @@ async function exportContent(store: Store, now: Date): Promise<ExportContent> {
   // The projection first: records appended meanwhile then show as extra, never as missing.
   const projection = await projectionOf(store)
   const checkpoints = (await store.checkpoints()).map((c) => c.document)
-  return { store: store.kind, now, checkpoints, records: store.records(), keep: (r) => projection.has(r.effectId), projection }
+  return { store: store.kind, now, checkpoints, seals: await store.seals(), records: store.records(), keep: (r) => projection.has(r.effectId), projection }
 }
 
 export interface ExportContent {
   store: string
   now: Date
   checkpoints: readonly unknown[]
+  /** The seals the records' writers made (Store.seals): a seal covers records of any journal, so all of them go. */
+  seals: readonly unknown[]
   records: AsyncIterable<JournalRecord>
   keep: (r: JournalRecord) => boolean
   projection: Projection
@@ -106,6 +109,7 @@ async function writeLines(out: NodeJS.WritableStream, c: ExportContent, seen: (l
   let records = 0
   await write(jsonLine({ format: EXPORT_FORMAT, exportedAt: c.now.toISOString(), store: c.store }))
   if (c.checkpoints.length > 0) await write(jsonLine({ checkpoints: c.checkpoints }))
+  for (const seal of c.seals) await write(jsonLine({ seal }))
   for await (const r of c.records) {
     if (!c.keep(r)) continue
     await write(jsonLine(r))
@@ -121,12 +125,15 @@ export interface ExportReader {
   projection(): Projection | undefined
   /** Filled before the first record is yielded: the checkpoints line's documents (none when there is no such line). */
   checkpoints(): readonly unknown[]
+  /** Filled before the first record is yielded: the seal lines' seals. */
+  seals(): readonly unknown[]
   problems: string[]
 }
 
 export function readExport(path: string): ExportReader {
   let projection: Projection | undefined
   let checkpoints: readonly unknown[] = []
+  const seals: unknown[] = []
   const problems: string[] = []
   async function* records(): AsyncIterable<JournalRecord> {
     const input = createReadStream(path)
@@ -163,6 +170,10 @@ export function readExport(path: string): ExportReader {
         checkpoints = v.checkpoints as unknown[]
         continue
       }
+      if (v.seal !== undefined && previous === undefined) {
+        seals.push(v.seal)
+        continue
+      }
       if (v.end && typeof v.end === 'object') {
         ended = true
         const effects = (v.end as { effects?: Record<string, { state: State; seq: number }> }).effects ?? {}
@@ -175,7 +186,7 @@ export function readExport(path: string): ExportReader {
     }
     if (!ended) problems.push(`export file ${path} has no end line; it was cut short`)
   }
-  return { records: records(), projection: () => projection, checkpoints: () => checkpoints, problems }
+  return { records: records(), projection: () => projection, checkpoints: () => checkpoints, seals: () => seals, problems }
 }
 
 function isRecordShaped(v: Record<string, unknown>): v is Record<string, unknown> & JournalRecord {

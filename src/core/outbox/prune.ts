@@ -58,7 +58,8 @@ export async function pruneJournals(store: Store, opts: PruneOptions): Promise<{
   const planner = new CutPlanner(cutoffMs)
   const stored = await store.checkpoints()
   const checkpoints = stored.map((c) => c.document)
-  const report = await verifyRecords(planning(store.records(), planner), { ...opts, checkpoints, wholeStore: true })
+  const seals = await store.seals()
+  const report = await verifyRecords(planning(store.records(), planner), { ...opts, checkpoints, seals, wholeStore: true })
   if (!report.ok) {
     throw new IntegrityError(`not pruned: the journals do not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}); the first: ${report.firstBad!.message}`, {
       hint: 'A checkpoint vouches for what it removes: find out what happened (`interlock outbox verify`) first. Nothing was written or deleted.',
@@ -70,7 +71,7 @@ export async function pruneJournals(store: Store, opts: PruneOptions): Promise<{
   const outcome: PruneOutcome = { dryRun: opts.dryRun ?? false, cutoff, journals: cuts.length, records: sum((c) => c.records), effects: sum((c) => c.effectIds.length) }
   if (opts.dryRun || cuts.length === 0) return { outcome, report }
 
-  const archive = await writeArchive(store, opts, cuts, checkpoints, outcome)
+  const archive = await writeArchive(store, opts, cuts, checkpoints, seals, outcome)
   const file = signCheckpoint(
     cuts.map((c) => ({ journal: c.journal, seq: c.seq, hash: c.hash })),
     store.kind,
@@ -100,7 +101,7 @@ export async function pruneJournals(store: Store, opts: PruneOptions): Promise<{
 }
 
 /** The records each cut removes, read again from the store; each cut's last one must still be the record verified. */
-async function writeArchive(store: Store, opts: PruneOptions, cuts: readonly PlannedCut[], checkpoints: readonly unknown[], planned: PruneOutcome): Promise<{ sha256: string }> {
+async function writeArchive(store: Store, opts: PruneOptions, cuts: readonly PlannedCut[], checkpoints: readonly unknown[], seals: readonly unknown[], planned: PruneOutcome): Promise<{ sha256: string }> {
   const byJournal = new Map(cuts.map((c) => [c.journal, c]))
   const ends: Projection = new Map(cuts.flatMap((c) => [...c.ends]))
   const seen = new Map<string, string>()
@@ -108,6 +109,8 @@ async function writeArchive(store: Store, opts: PruneOptions, cuts: readonly Pla
     store: store.kind,
     now: opts.now,
     checkpoints,
+    // Every seal: the archive is verified on its own, and a seal may cover records of any journal.
+    seals,
     records: store.records(),
     keep: (r) => {
       const cut = byJournal.get(r.journal)

@@ -11,7 +11,7 @@
  * `outbox verify` checks them against [[operators]].
  */
 import type { KeyPair } from '../crypto/keys.js'
-import { recordSigner } from '../crypto/record-signature.js'
+import { sealer } from '../crypto/seal.js'
 import { dispatch } from '../dispatch.js'
 import type { EffectSnapshot } from '../effect.js'
 import { DEFAULT_RETRY } from '../gate.js'
@@ -20,7 +20,7 @@ import type { SubmitOutcome } from '../outcome.js'
 import { allowAll } from '../policy.js'
 import { JournalSecrets } from '../secrets/journal-secrets.js'
 import { redactingStore } from '../secrets/redacting-store.js'
-import { signingStore } from '../stores/signing-store.js'
+import { sealingStore } from '../stores/sealing-store.js'
 import type { Store } from '../stores/store.js'
 import type { EffectTarget } from '../targets/target.js'
 
@@ -33,8 +33,8 @@ export function redispatch(
 ): Promise<SubmitOutcome> {
   const ctx: GateContext = {
     // The outcome it records keeps no secret of its targets, whoever passed the store (secrets/journal-secrets.ts);
-    // then, given the operator's key, it is signed as it will be journaled.
-    store: redactingStore(operatorKey ? signingStore(store, recordSigner({ key: operatorKey, role: 'operator' })) : store, JournalSecrets.of(targets.values())),
+    // then, given the operator's key, its commits are sealed as they are journaled.
+    store: redactingStore(operatorKey ? sealingStore(store, sealer({ key: operatorKey, role: 'operator' })) : store, JournalSecrets.of(targets.values())),
     targets,
     // Already authorized by the operator's resolution: policy was asked before the first dispatch.
     policy: allowAll,

@@ -19,6 +19,7 @@ import type { JournalRecord } from '../stores/store.js'
 import { statementsIn } from './journal-statements.js'
 import type { RuleSource } from './release-check.js'
 import { verifyRecords, type TrustedKey } from './verify.js'
+import { SealIndex } from './verify-seals.js'
 
 /**
  * - valid: every signature it carries verifies with a trusted key;
@@ -48,10 +49,14 @@ export interface TimelineOptions {
   /** Trusted relay public keys (relay-keys.ts); without any, relay signatures are unchecked. */
   relays: readonly TrustedKey[]
   policy?: RuleSource & Pick<Policy, 'evaluate'>
+  /** The seals of the commits the records were written in (Store.seals with their times). */
+  seals?: readonly unknown[]
 }
 
 export async function effectTimeline(history: readonly JournalRecord[], opts: TimelineOptions): Promise<TimelineEntry[]> {
-  const report = await verifyRecords(history, { operators: opts.operators, relays: opts.relays, policy: opts.policy, oneEffect: true })
+  const report = await verifyRecords(history, { operators: opts.operators, relays: opts.relays, policy: opts.policy, seals: opts.seals, oneEffect: true })
+  // Who sealed each record, as verify judged the seals (their own problems are verify's, above).
+  const seals = new SealIndex(opts.seals ?? [], { operators: new Map(opts.operators.map((o) => [o.name, o.publicKey])), relays: opts.relays }, () => {})
   const bySeq = new Map<number, string[]>()
   let unsignedFlagged = false
   for (const p of report.problems) {
@@ -64,17 +69,20 @@ export async function effectTimeline(history: readonly JournalRecord[], opts: Ti
     const sig = recordSignatureOf(r.data)
     const statements = statementsIn(r.data)
     const signers: string[] = []
+    const sealed = seals.sealed(r.hash)
     if (sig === 'malformed') signers.push('a malformed record signature')
     else if (sig) signers.push(`${sig.statement.role} ${sig.statement.signer}`)
+    else if (sealed === 'unchecked') signers.push('a relay (seal, not checked: no relay key)')
+    else if (sealed) signers.push(`${sealed.role} ${sealed.signer} (seal ${sealed.n})`)
     for (const s of statements) signers.push(s.statement.kind === 'receipt' ? `relay ${s.statement.relay} (receipt)` : `operator ${s.statement.operator} (${s.statement.kind})`)
-    const relaySigned = (sig && sig !== 'malformed' && sig.statement.role === 'relay') || statements.some((s) => s.statement.kind === 'receipt')
+    const relaySigned = (sig && sig !== 'malformed' && sig.statement.role === 'relay') || sealed === 'unchecked' || statements.some((s) => s.statement.kind === 'receipt')
     let signature: SignatureVerdict
     if (problems.length > 0) signature = 'invalid'
     else if (signers.length > 0) signature = relaySigned && opts.relays.length === 0 ? 'unchecked' : 'valid'
     else if (r.state === 'PROPOSED') signature = 'proposal'
     else if (from === 'PROPOSED' && (r.state === 'AUTHORIZED' || r.state === 'HELD') && opts.policy) signature = 'decision'
     else signature = 'unsigned'
-    if (signature === 'unsigned' && unsignedFlagged) problems.push('no signature of a trusted relay and no operator\'s signed act: `outbox verify` fails it')
+    if (signature === 'unsigned' && unsignedFlagged) problems.push('no seal or signature of a trusted writer and no operator\'s signed act: `outbox verify` fails it')
     from = r.state
     return { journal: r.journal, seq: r.seq, state: r.state, at: r.at, signers, signature, problems, data: r.data }
   })

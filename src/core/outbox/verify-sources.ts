@@ -6,13 +6,14 @@ import { verifyRecords, type VerifyOptions, type VerifyReport } from './verify.j
 export async function verifyStore(store: Store, opts: Omit<VerifyOptions, 'projection' | 'checkpoints'>): Promise<VerifyReport> {
   const projection = await projectionOf(store, { rows: true })
   const checkpoints = (await store.checkpoints()).map((c) => c.document)
-  return verifyRecords(store.records(), { ...opts, projection, checkpoints, wholeStore: true })
+  const seals = await store.seals()
+  return verifyRecords(store.records(), { ...opts, projection, checkpoints, seals, wholeStore: true })
 }
 
 export async function verifyExport(path: string, opts: Omit<VerifyOptions, 'projection' | 'checkpoints'>): Promise<VerifyReport> {
   const reader = readExport(path)
   // The end line is read last: the projection is asked for after the records; the checkpoints line comes before them.
-  const report = await verifyRecords(reader.records, { ...opts, projection: reader.projection, checkpoints: reader.checkpoints })
+  const report = await verifyRecords(reader.records, { ...opts, projection: reader.projection, checkpoints: reader.checkpoints, seals: reader.seals })
   for (const message of reader.problems) report.problems.push({ journal: '?', seq: 0, effectId: '?', message })
   report.ok = report.problems.length === 0
   // A copy, not the same object: --json output would print a second reference as "[circular]".

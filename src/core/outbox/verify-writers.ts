@@ -5,7 +5,9 @@
  * trusts tells such a record from the real ones.
  *
  * A record past PROPOSED is covered by one of:
- * - its record signature (crypto/record-signature.ts), by a trusted relay key
+ * - a seal (crypto/seal.ts) listing its hash, by a trusted relay key or a
+ *   trusted operator (verify-seals.ts): what writers sign now, one per commit;
+ * - its record signature (what writers signed before seals) (crypto/record-signature.ts), by a trusted relay key
  *   (a relay, or a gate or reconcile-effects holding the relay's key), or by a
  *   trusted operator (an operator's re-send of an effect), bound to the effect,
  *   the transition, the effect's record it follows and its data;
@@ -36,12 +38,15 @@ import { statementBytes } from '../crypto/sign.js'
 import { isTerminal, type State } from '../lifecycle.js'
 import type { JournalRecord } from '../stores/store.js'
 import type { TrustedAnchor } from './anchor-file.js'
+import type { SealIndex } from './verify-seals.js'
 import type { TrustedKey } from './verify.js'
 
 /** How the records past PROPOSED that a relay or gate writes were found covered. */
 export interface WriterCounts {
-  /** Record signatures that verified with a trusted key and match their record. */
+  /** Records covered by a trusted seal, or by a record signature that verified with a trusted key and matches its record. */
   valid: number
+  /** Of those, the records covered by seals. */
+  sealed: number
   /** Record signatures that did not (each is a problem). */
   invalid: number
   /** Records a relay signs, not checked because no relay key was given. */
@@ -82,7 +87,7 @@ interface AnchoredJournal {
 }
 
 export class WriterCheck {
-  readonly counts: WriterCounts = { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, byAnchor: 0 }
+  readonly counts: WriterCounts = { valid: 0, sealed: 0, invalid: 0, unchecked: 0, unsigned: 0, byAnchor: 0 }
   private readonly verify = nativeVerifier()
   private readonly anchored = new Map<string, AnchoredJournal>()
 
@@ -95,6 +100,8 @@ export class WriterCheck {
     private readonly anchor: TrustedAnchor | undefined,
     private readonly problem: Problem,
     private readonly prunedTo: (journal: string) => number | undefined = () => undefined,
+    /** The seals read before the records (asked for at the first record that needs one). */
+    private readonly seals: () => SealIndex | undefined = () => undefined,
   ) {}
 
   /**
@@ -110,9 +117,17 @@ export class WriterCheck {
       this.problem(r, `${where(r)} carries a record signature that is not a signed record statement`)
     } else if (sig) {
       this.signature(r, from, t, sig)
-    } else if (r.state !== 'PROPOSED' && !covered) {
-      if (this.keys.relays.length === 0) this.counts.unchecked++
-      else if (!this.anchorCovers(r)) (t.unsigned ??= []).push(r.seq)
+    } else {
+      // Counted like a record signature, whatever the record: a sealing writer seals its proposals and decisions too.
+      const by = this.seals()?.sealed(r.hash)
+      if (by === 'unchecked') this.counts.unchecked++
+      else if (by) {
+        this.counts.valid++
+        this.counts.sealed++
+      } else if (r.state !== 'PROPOSED' && !covered) {
+        if (this.keys.relays.length === 0) this.counts.unchecked++
+        else if (!this.anchorCovers(r)) (t.unsigned ??= []).push(r.seq)
+      }
     }
     const data = isTerminal(r.state) ? [] : [r.data as JsonObject]
     if (from === r.state) {
@@ -150,7 +165,7 @@ export class WriterCheck {
       const seqs = t.unsigned
       this.problem(
         { journal: t.journal, seq: seqs[0]!, effectId: id },
-        `journal ${JSON.stringify(t.journal)} record${seqs.length === 1 ? '' : 's'} ${seqs.join(', ')} of effect ${id} ${seqs.length === 1 ? 'carries' : 'carry'} no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`,
+        `journal ${JSON.stringify(t.journal)} record${seqs.length === 1 ? '' : 's'} ${seqs.join(', ')} of effect ${id} ${seqs.length === 1 ? 'carries' : 'carry'} no seal or signature of a trusted writer and no operator's signed act: written by someone else with access to the store`,
         'unsigned',
       )
     }

@@ -46,6 +46,7 @@ import type { JournalHead, TrustedAnchor } from './anchor-file.js'
 import { judgeCheckpoint, type JudgedCheckpoint } from './checkpoint-file.js'
 import { statementsIn } from './journal-statements.js'
 import type { RuleSource } from './release-check.js'
+import { SealIndex, type SealCounts } from './verify-seals.js'
 import { WriterCheck, type WriterCounts, type WriterTrack } from './verify-writers.js'
 
 export interface VerifyProblem {
@@ -68,6 +69,8 @@ export interface VerifyReport {
   receipts: { valid: number; invalid: number; unchecked: number }
   /** Records past PROPOSED that a relay or gate writes: how each was found covered (verify-writers.ts). */
   writers: WriterCounts
+  /** Seals (one per commit of a signing writer): verified with a trusted key, not, or not checked for want of relay keys. */
+  seals: SealCounts
   /** The anchor checked against (--anchor), when one was given. */
   anchor?: { path: string; signer: string; role: string; at: string; journals: number }
   /** Checkpoints of pruned journals: signed by a trusted key, by a relay with no relay key given, or neither (a problem). */
@@ -105,6 +108,12 @@ export interface VerifyOptions {
    * read (an export carries them on the line before its records).
    */
   checkpoints?: readonly unknown[] | (() => readonly unknown[] | undefined)
+  /**
+   * The stored seals (crypto/seal.ts), as stored or exported, judged here
+   * against the trusted keys. A function is asked when the first record is
+   * read (an export carries them on lines before its records).
+   */
+  seals?: readonly unknown[] | (() => readonly unknown[] | undefined)
   /**
    * Where the caller started reading some journals (`outbox checkpoint` reads
    * each from its last trusted pin on): their chain resumes from there.
@@ -162,7 +171,8 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
     effects: 0,
     signatures: { valid: 0, invalid: 0 },
     receipts: { valid: 0, invalid: 0, unchecked: 0 },
-    writers: { valid: 0, invalid: 0, unchecked: 0, unsigned: 0, byAnchor: 0 },
+    writers: { valid: 0, sealed: 0, invalid: 0, unchecked: 0, unsigned: 0, byAnchor: 0 },
+    seals: { valid: 0, invalid: 0, unchecked: 0 },
     checkpoints: { valid: 0, invalid: 0, unchecked: 0 },
     problems: [],
   }
@@ -174,7 +184,15 @@ export async function verifyRecords(records: AsyncIterable<JournalRecord> | Iter
   // Where each journal that does not start at record 1 starts: after a pruning checkpoint's head, or where the caller started reading.
   const starts = new Map<string, number>()
   const startOf = (journal: string): number | undefined => starts.get(journal) ?? opts.startAfter?.get(journal)?.seq ?? pinsNow().prunedTo.get(journal)
-  const writers = new WriterCheck({ operators: operatorKeys, relays: relayKeys }, opts.anchor, problem, startOf)
+  let seals: SealIndex | undefined
+  const sealsNow = (): SealIndex => {
+    if (seals) return seals
+    const given = typeof opts.seals === 'function' ? opts.seals() : opts.seals
+    seals = new SealIndex(given ?? [], { operators: operatorKeys, relays: relayKeys }, (message) => problem({ journal: '?', seq: 0, effectId: '?' }, message))
+    report.seals = seals.counts
+    return seals
+  }
+  const writers = new WriterCheck({ operators: operatorKeys, relays: relayKeys }, opts.anchor, problem, startOf, sealsNow)
   const keys: Keys = { operatorKeys, relayKeys, policy: opts.policy, verify: nativeVerifier() }
 
   const reading = (async function* () {

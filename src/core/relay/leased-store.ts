@@ -44,6 +44,7 @@ export function leasedStore(
     heartbeat: (r, info) => store.heartbeat(r, info),
     relays: () => store.relays(),
     checkpoints: () => store.checkpoints(),
+    seals: (at) => store.seals(at),
     prune: (request) => store.prune(request),
     forgetRelays: (ms) => store.forgetRelays(ms),
     rememberRead: (scope, read, digest) => store.rememberRead(scope, read, digest),

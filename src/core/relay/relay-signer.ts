@@ -1,5 +1,7 @@
 /**
- * What a relay signs as it journals: every record (crypto/record-signature.ts),
+ * How relays signed before seals (crypto/seal.ts), kept so journals in that
+ * form can still be written by tests and checked by `outbox verify`: every
+ * record (crypto/record-signature.ts),
  * and, on a COMMITTED record, the receipt too (receipt-signer.ts), inside the
  * data the record signature covers. The receipt statement is kept beside the
  * record signature so journals and tools that know only receipts still read

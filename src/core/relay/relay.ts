@@ -2,8 +2,8 @@
  * The relay: drains the outbox. Claims ready effects with leases, carries
  * each one through the gate's own lifecycle steps (advance/dispatch: premises
  * re-checked, DISPATCHED made durable before apply, outcome recorded) with at
- * most `concurrency` effects per target at once, signs every record it
- * writes (and COMMITTED receipts), renews its leases and heartbeats, and on
+ * most `concurrency` effects per target at once, seals every commit it
+ * makes (crypto/seal.ts), renews its leases and heartbeats, and on
  * stop() drains: claims nothing more, finishes what it started, gives back
  * what it had not started.
  *
@@ -44,7 +44,8 @@ import { DEFAULT_RETRY } from '../gate.js'
 import type { SubmitOutcome } from '../outcome.js'
 import type { RuleSource } from '../outbox/release-check.js'
 import type { Hold, Policy } from '../policy.js'
-import { signingStore } from '../stores/signing-store.js'
+import { sealingStore } from '../stores/sealing-store.js'
+import { sealer } from '../crypto/seal.js'
 import type { ClaimedEffect, Lease, Store, StoreEvent } from '../stores/store.js'
 import { assertTarget, type EffectTarget } from '../targets/target.js'
 import { requirePolicy } from '../policy/required.js'
@@ -60,7 +61,6 @@ import { Notifier, type NotifierOptions } from '../notify/notifier.js'
 import { Outbox } from '../outbox/outbox.js'
 import { healthStatus, Progress } from './progress.js'
 import { RelayLog, secondsText, type LogFormat } from './relay-log.js'
-import { relaySigner } from './relay-signer.js'
 import { checkBeforeSend, heldAgainData, type RefusalKind, type SendAuthority, type SendCheck } from './send-check.js'
 
 export interface RelayOptions {
@@ -68,7 +68,7 @@ export interface RelayOptions {
   targets: Iterable<EffectTarget>
   /** Names this relay in leases, heartbeats and receipts. */
   relayId: string
-  /** Signs every record the relay journals, and COMMITTED receipts. */
+  /** Seals every commit the relay makes: one signature over the hashes of the records it wrote (crypto/seal.ts). */
   key: KeyPair
   /**
    * The operators' policy ([[policy.rules]] of the relay's interlock.toml, as
@@ -229,7 +229,7 @@ export class Relay {
     this.book = new LeaseBook(this.leaseMs, this.monotonic)
     this.ctx = {
       // Scrubbed, then signed: what the relay signs is what is journaled.
-      store: redactingStore(signingStore(leasedStore(this.store, opts.relayId, (id) => this.leaseOf(id), (id) => this.lost(id)), relaySigner(opts.relayId, opts.key, this.now)), secrets),
+      store: redactingStore(sealingStore(leasedStore(this.store, opts.relayId, (id) => this.leaseOf(id), (id) => this.lost(id)), sealer({ key: opts.key, id: opts.relayId, role: 'relay' })), secrets),
       targets: this.targets,
       policy: opts.policy,
       retry: { ...DEFAULT_RETRY, ...opts.retry },

@@ -38,6 +38,7 @@ import type {
   StoredCheckpoint,
 } from './store.js'
 import type { EffectSnapshot } from '../effect.js'
+import type { StoredSeal } from '../crypto/seal.js'
 import type { State } from '../lifecycle.js'
 
 export interface GroupCommitOptions {
@@ -176,6 +177,10 @@ class GroupCommitStore implements Store {
 
   checkpoints(): Promise<StoredCheckpoint[]> {
     return this.inner.checkpoints()
+  }
+
+  seals(at?: readonly string[]): Promise<StoredSeal[]> {
+    return this.inner.seals(at)
   }
 
   prune(request: PruneRequest): Promise<PruneResult> {

@@ -1,5 +1,7 @@
 /**
- * The store as a signing writer (a relay, a gate given the relay's key, an
+ * How signing writers appended before seals (sealing-store.ts), kept so
+ * journals in that form can still be written by tests and checked by
+ * `outbox verify`. The store as a signing writer (a relay, a gate given the relay's key, an
  * operator re-sending an effect) appends to it: every record is signed
  * (crypto/record-signature.ts) over exactly the data the store will journal.
  *

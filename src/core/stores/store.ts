@@ -12,6 +12,7 @@
 import type { JsonObject } from '../canonical-json.js'
 import type { Effect, EffectSnapshot, Tier } from '../effect.js'
 import type { State } from '../lifecycle.js'
+import type { Sealer, StoredSeal } from '../crypto/seal.js'
 
 export const GENESIS_HASH = '0'.repeat(64)
 
@@ -64,6 +65,13 @@ export interface AppendRequest {
    * DISPATCHED) are one durable commit, each still its own record.
    */
   chained?: boolean
+  /**
+   * The writer's sealer (crypto/seal.ts): inside the append's transaction,
+   * after the records are numbered and hashed, the store asks it for one seal
+   * over every record of this append it wrote with this sealer, and stores it
+   * in the same transaction (an agent's store, which only proposes, ignores it).
+   */
+  sealer?: Sealer
   /**
    * A relay's fencing: the write happens only if the effect's lease is still
    * exactly this one (same relay, same token), checked inside the append's
@@ -302,6 +310,13 @@ export interface Store {
 
   /** The checkpoints prune has stored, oldest first: what `outbox verify` reads a pruned journal from. */
   checkpoints(): Promise<StoredCheckpoint[]>
+
+  /**
+   * The seals stored with the records (crypto/seal.ts), in the order
+   * written; with `at`, only those of commits at these times (the records
+   * of one effect name theirs by their own `at`).
+   */
+  seals(at?: readonly string[]): Promise<StoredSeal[]>
 
   /**
    * Takes what a checkpoint covers out of the store (`outbox prune`): stores

@@ -1,6 +1,8 @@
 /**
- * Who wrote each record, and how far each journal reached: every record a
- * relay or gate writes is signed (crypto/record-signature.ts), and a signed
+ * Who wrote each record, and how far each journal reached, in journals
+ * written as before seals (crypto/seal.ts; verify-seals.test.ts): every
+ * record a relay or gate wrote signed (crypto/record-signature.ts), which
+ * `outbox verify` still checks; and a signed
  * anchor of the journals' heads (outbox/anchor-file.ts) is kept outside the
  * store. Forgeries made as anyone with write access to the store could make
  * them, on a real store of each kind: rows rewritten in the tables, the hash
@@ -26,6 +28,7 @@ import { verifyStore } from '../../../src/core/outbox/verify-sources.js'
 import { Relay } from '../../../src/core/relay/relay.js'
 import { relaySigner } from '../../../src/core/relay/relay-signer.js'
 import type { Store } from '../../../src/core/stores/store.js'
+import { signingStore } from '../../../src/core/stores/signing-store.js'
 import { CountingTarget } from '../../helpers/counting-target.js'
 import { gateWorld, messages, policy, refund } from '../../helpers/gate-world.js'
 import { dropOutboxDatabase, postgresOutbox, sqliteOutbox, type OutboxHarness } from '../../helpers/outbox-stores.js'
@@ -47,9 +50,9 @@ const anchorByAlice = (store: Store, file: string, coverUnsigned = false) => anc
 
 afterAll(() => dropOutboxDatabase())
 
-/** A store of the kind, and an inline gate that signs what it journals with the relay's key (or, `signing: false`, as before records were signed). */
+/** A store of the kind, and an inline gate that signs each record it journals with the relay's key, as before seals (or, `signing: false`, as before records were signed). */
 const world = (make: () => Promise<OutboxHarness>, options: { signing?: boolean } = {}) =>
-  gateWorld(make, { signing: options.signing === false ? undefined : { key: relayKey, id: 'relay-1' } })
+  gateWorld(make, {}, options.signing === false ? undefined : (store) => signingStore(store, recordSigner({ key: relayKey, id: 'relay-1', role: 'relay' })))
 
 describe.each([
   ['SQLite', sqliteOutbox],
@@ -97,7 +100,7 @@ describe.each([
       expect(report.ok).toBe(false)
       expect(report.writers.unsigned).toBe(1)
       expect(messages(report)).toEqual([
-        `journal "agent-1" record ${failed.seq} of effect ${small.effectId} carries no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`,
+        `journal "agent-1" record ${failed.seq} of effect ${small.effectId} carries no seal or signature of a trusted writer and no operator's signed act: written by someone else with access to the store`,
       ])
       // Without a relay key it cannot be told: verify passes and says what it did not check.
       expect(await verifyStore(w.store, noKeys)).toMatchObject({ ok: true, writers: { unchecked: 4 } })
@@ -208,9 +211,10 @@ describe.each([
       const unsignedGate = new Gate({ store: old.store, targets: [new CountingTarget('payments', 1)], policy })
       const late = await unsignedGate.submit(refund('14.00'))
       const report = await verifyStore(old.store, withKeys)
-      expect(report.writers).toMatchObject({ valid: 4, unsigned: 6 })
+      // The upgraded gate seals (crypto/seal.ts): its four records are in one seal.
+      expect(report.writers).toMatchObject({ valid: 4, sealed: 4, unsigned: 6 })
       expect(messages(report)).toContainEqual(
-        `journal "agent-1" records 15, 16 of effect ${late.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`,
+        `journal "agent-1" records 15, 16 of effect ${late.effectId} carry no seal or signature of a trusted writer and no operator's signed act: written by someone else with access to the store`,
       )
       expect(messages(report)).toHaveLength(3)
     } finally {
@@ -218,7 +222,7 @@ describe.each([
     }
   })
 
-  it('a relay signs every record it writes; an operator re-sending an effect signs what that journals', async () => {
+  it('a relay seals every record it writes; an operator re-sending an effect seals what that journals', async () => {
     const w = await world(make)
     try {
       const outbox = new Outbox({ store: w.store, targets: [w.payments, w.mail] })
@@ -233,7 +237,11 @@ describe.each([
       // The agent proposed; the relay wrote everything after: its authorizations, sends and outcomes.
       const relayed = (await w.h.rows()).filter((r) => r.journal === 'relayed' && r.state !== 'PROPOSED')
       expect(relayed.map((r) => r.state).sort()).toEqual(['AMBIGUOUS', 'AUTHORIZED', 'AUTHORIZED', 'COMMITTED', 'DISPATCHED', 'DISPATCHED'])
-      for (const r of relayed) expect(recordSignatureOf(JSON.parse(r.data)), `${r.seq} ${r.state}`).toMatchObject({ statement: { kind: 'record', signer: 'relay-1', role: 'relay', to: r.state } })
+      const sealedBy = async (hash: string) => (await w.store.seals()).filter((x) => x.statement.records.includes(hash)).map((x) => `${x.statement.role} ${x.statement.signer}`)
+      for (const r of relayed) {
+        expect(recordSignatureOf(JSON.parse(r.data)), `${r.seq} ${r.state}`).toBeUndefined()
+        expect(await sealedBy(r.hash), `${r.seq} ${r.state}`).toEqual(['relay relay-1'])
+      }
 
       // The operator resolves the AMBIGUOUS send with a re-send, from their own process, with their key.
       const ctx = { store: w.store, operators, policy, key: alice, clock: systemClock }
@@ -241,12 +249,13 @@ describe.each([
       expect((await redispatch(w.store, new Map([['mail', w.mail]]), resolved.snapshot, undefined, alice)).status).toBe('committed')
       const last = (await w.h.rows()).filter((r) => r.effect_id === handles[1]!.effectId).at(-1)!
       expect(last.state).toBe('COMMITTED')
-      expect(recordSignatureOf(JSON.parse(last.data))).toMatchObject({ statement: { signer: 'alice', role: 'operator', from: 'DISPATCHED', to: 'COMMITTED' } })
+      expect(await sealedBy(last.hash)).toEqual(['operator alice'])
 
       // Every record the relay and the operator wrote verifies (the resolution itself carries the operator's statement).
       const report = await verifyStore(w.store, withKeys)
       expect(report.problems).toEqual([])
-      expect(report.writers).toMatchObject({ valid: 7, invalid: 0, unsigned: 0 })
+      expect(report.writers).toMatchObject({ valid: 7, sealed: 7, invalid: 0, unsigned: 0 })
+      expect(report.seals.invalid).toBe(0)
     } finally {
       await w.close()
     }
@@ -341,11 +350,11 @@ describe.each([
         )
         const keysOnly = await verifyStore(w.store, withKeys)
         expect(keysOnly).toMatchObject({ ok: false, writers: { valid: 0, unsigned: 4 } })
-        expect(messages(keysOnly)).toContainEqual(`journal "agent-1" records 7, 8 of effect ${later.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`)
+        expect(messages(keysOnly)).toContainEqual(`journal "agent-1" records 7, 8 of effect ${later.effectId} carry no seal or signature of a trusted writer and no operator's signed act: written by someone else with access to the store`)
         const report = await verifyStore(w.store, { ...withKeys, anchor: readAnchor(file, anchorTrust) })
         expect(report.ok).toBe(false)
         expect(messages(report)).toContainEqual(expect.stringMatching(/^journal "agent-1" record 4 \(COMMITTED\) is not the record the anchor .* holds at this place/))
-        expect(messages(report)).toContainEqual(`journal "agent-1" records 7, 8 of effect ${later.effectId} carry no signature of a trusted relay and no operator's signed act: written by someone else with access to the store`)
+        expect(messages(report)).toContainEqual(`journal "agent-1" records 7, 8 of effect ${later.effectId} carry no seal or signature of a trusted writer and no operator's signed act: written by someone else with access to the store`)
         expect(small.status).toBe('committed')
       } finally {
         await w.close()

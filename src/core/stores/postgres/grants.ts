@@ -47,7 +47,7 @@ const LEASE_COLUMNS = ['lease_relay', 'lease_token', 'lease_expires']
 /** What a proposal through append() writes; proposed_by is left to its default (the database role that writes). */
 const EFFECT_INSERT_COLUMNS = ['id', 'journal', 'thread', 'target', 'action', 'tier', 'effect', 'state', 'last_seq', 'detail', 'created_at', 'updated_at']
 const HEAD_COLUMNS = ['head_seq', 'head_hash']
-const READABLE = ['schema_migrations', 'effects', 'journal_records', 'journals', 'relays', 'checkpoints', 'journal_bases', 'thread_reads']
+const READABLE = ['schema_migrations', 'effects', 'journal_records', 'journals', 'relays', 'checkpoints', 'journal_bases', 'thread_reads', 'seals']
 const APPEND_FUNCTIONS = ['append', 'append_chain', 'append_chains', 'append_each', 'append_step']
 const AGENT_READS = ['schema_migrations', 'own_effects', 'own_records', 'own_thread_reads']
 /** What the MCP gateway keeps of its callers' reads, per database role (0006_callers.sql). */
@@ -160,6 +160,9 @@ function grantsOf(kind: GrantRole, t: (name: string) => string, q: string): stri
         `GRANT INSERT, UPDATE (info, last_seen), DELETE ON ${t('relays')} TO ${q};`,
         `GRANT USAGE ON SEQUENCE ${t('lease_tokens')} TO ${q};`,
         `GRANT EXECUTE ON FUNCTION ${[...APPEND_FUNCTIONS, 'claim'].map(t).join(', ')} TO ${q};`,
+        // Its seals, in the transaction of the records they cover (crypto/seal.ts).
+        `GRANT INSERT ON ${t('seals')} TO ${q};`,
+        `GRANT USAGE ON SEQUENCE ${t('seals_id_seq')} TO ${q};`,
         // `outbox checkpoint` signed with the relay key (a checkpoint removes nothing; verify judges its signature).
         `GRANT INSERT ON ${t('checkpoints')} TO ${q};`,
       ]
@@ -172,6 +175,8 @@ function grantsOf(kind: GrantRole, t: (name: string) => string, q: string): stri
         `GRANT EXECUTE ON FUNCTION ${APPEND_FUNCTIONS.map(t).join(', ')}, ${t(READ_KEEPING)} TO ${q};`,
         `GRANT SELECT ON ${t('own_thread_reads')} TO ${q};`,
         `GRANT INSERT ON ${t('checkpoints')} TO ${q};`,
+        `GRANT INSERT ON ${t('seals')} TO ${q};`,
+        `GRANT USAGE ON SEQUENCE ${t('seals_id_seq')} TO ${q};`,
       ]
     case 'readOnly':
       return [`GRANT SELECT ON ${READABLE.map(t).join(', ')} TO ${q};`]

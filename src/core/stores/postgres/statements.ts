@@ -103,6 +103,9 @@ export function statements(schema: string, access: PgAccess = 'full') {
         (SELECT seq FROM ${records} x WHERE x.journal = js.journal AND x.seq > coalesce(h.head_seq, 0) ORDER BY seq LIMIT 1) AS beyond
       FROM unnest($1::text[]) AS js(journal) LEFT JOIN ${journals} h ON h.journal = js.journal`,
     checkpoints: `SELECT digest, made_at, document FROM ${s}.checkpoints ORDER BY made_at, digest`,
+    insertSeals: `INSERT INTO ${s}.seals (at, seal) SELECT * FROM unnest($1::text[], $2::text[])`,
+    seals: `SELECT seal FROM ${s}.seals ORDER BY id`,
+    sealsAt: `SELECT seal FROM ${s}.seals WHERE at = ANY($1::text[]) ORDER BY id`,
     recordsPage: `SELECT ${RECORD_COLUMNS} FROM ${records} WHERE (journal, seq) > ($1, $2) ORDER BY journal, seq LIMIT $3`,
     // What a caller's thread read, kept per database role (schemas/postgres/0006_callers.sql).
     rememberRead: `SELECT ${s}.remember_read($1, $2, $3, $4, $5)`,

@@ -38,6 +38,8 @@ import type { JsonObject } from '../../canonical-json.js'
 import { claim, forgetRelays, heartbeat, leaseStatements, relays, releaseLease, renewLease, type LeaseStatements } from './leases.js'
 import { NotificationListener } from './notify.js'
 import { appendBatch, committedChannels, notifyCommitted } from './append.js'
+import type { StoredSeal } from '../../crypto/seal.js'
+import { sealsOf } from '../seals.js'
 import { HistoryBatcher, type JoinedRecordRow } from './history-batch.js'
 import { isTransientPgError, pgError } from './errors.js'
 import { assertProposals, proposeBatch } from './propose.js'
@@ -115,7 +117,9 @@ export class PostgresStore implements Store {
       // A batch of several effects (a group commit's: relays, outboxes under load) notifies after its commit, in a
       // statement of its own which the caller does not wait for; one effect's append, at its commit (append.ts).
       const oneEffect = requests.every((r) => r.effectId === requests[0]!.effectId)
-      const results = await appendBatch(client, this.sql, requests, at, this.schema, oneEffect)
+      const results = requests.some((r) => r.sealer)
+        ? await this.sealedAppend(client, requests, at, oneEffect)
+        : await appendBatch(client, this.sql, requests, at, this.schema, oneEffect)
       const channels = oneEffect ? [] : committedChannels(requests, results)
       if (channels.length === 0) client.release()
       else void notifyCommitted(client, channels, this.schema).then(() => client.release(), (e: unknown) => client.release(asError(e)))
@@ -128,6 +132,38 @@ export class PostgresStore implements Store {
       client.release(answered && !isTransientPgError(e) ? undefined : asError(e))
       throw pgError(e, 'an append', this.where, !answered)
     }
+  }
+
+  /**
+   * An append whose writer seals (crypto/seal.ts): the append function and
+   * the seals over what it wrote in one transaction, two round trips more
+   * than the autocommit statement and the same one flush. A failure rolls
+   * back before the connection goes back to the pool; a connection that
+   * cannot roll back is not reused.
+   */
+  private async sealedAppend(client: pg.PoolClient, requests: AppendRequest[], at: string, oneEffect: boolean): Promise<AppendResult[]> {
+    await client.query('BEGIN')
+    try {
+      const results = await appendBatch(client, this.sql, requests, at, this.schema, oneEffect)
+      const seals = sealsOf(requests, results)
+      if (seals.length > 0) {
+        await client.query({ name: 'interlock_insert_seals', text: this.sql.insertSeals, values: [seals.map((x) => x.statement.at), seals.map((x) => JSON.stringify(x))] })
+      }
+      await client.query('COMMIT')
+      return results
+    } catch (e) {
+      // Answered by the server (a SQLSTATE): the transaction is open and aborted; anything else left its fate unknown.
+      if (hasSqlState(e)) await client.query('ROLLBACK').catch(() => {})
+      throw e
+    }
+  }
+
+  async seals(at?: readonly string[]): Promise<StoredSeal[]> {
+    this.assertOpen()
+    this.assertFull('reading seals')
+    if (at !== undefined && at.length === 0) return []
+    const { rows } = at === undefined ? await this.query<{ seal: string }>('reading seals', this.sql.seals, []) : await this.query<{ seal: string }>('reading seals', this.sql.sealsAt, [at])
+    return rows.map((r) => JSON.parse(r.seal) as StoredSeal)
   }
 
   async get(effectId: string): Promise<EffectSnapshot | undefined> {

@@ -14,6 +14,7 @@ import { canonicalJson } from '../../canonical-json.js'
 import type { EffectSnapshot } from '../../effect.js'
 import { StoreError } from '../../errors.js'
 import { isTerminal } from '../../lifecycle.js'
+import { sealsOf } from '../seals.js'
 import { effectJson, planAppend, proposedJournal, type ChainHead } from '../append-plan.js'
 import { GENESIS_HASH, type AppendRequest, type AppendResult, type Lease } from '../store.js'
 import type { AppendRow, EffectRow, Statements } from './statements.js'
@@ -78,5 +79,6 @@ export function appendInTransaction(
     if (stored.has(journal)) q.updateHead.run(h.seq, h.hash, journal)
     else q.insertHead.run(journal, h.seq, h.hash)
   }
+  for (const seal of sealsOf(requests, plan.results)) q.insertSeal.run(seal.statement.at, JSON.stringify(seal))
   return plan.results
 }

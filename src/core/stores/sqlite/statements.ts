@@ -46,7 +46,7 @@ const UNSETTLED = STATES.filter((s) => !TERMINAL_STATES.includes(s))
 const NAMES = [
   'effectForAppend', 'effect', 'head', 'insertRecord', 'insertEffect', 'updateEffect', 'settleEffect', 'insertHead', 'updateHead',
   'history', 'inFlight', 'inFlightRecords', 'journalEnd', 'countSettled', 'countOpen', 'recordsPage', 'base', 'checkpoints',
-  'rememberRead', 'recallRead',
+  'rememberRead', 'recallRead', 'insertSeal', 'seals',
 ] as const
 export type Statements = Record<(typeof NAMES)[number], Statement>
 
@@ -82,6 +82,8 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     ),
     base: db.prepare(`SELECT seq, hash FROM journal_bases WHERE journal = ?`),
     checkpoints: db.prepare(`SELECT digest, made_at, document FROM checkpoints ORDER BY made_at, digest`),
+    insertSeal: db.prepare(`INSERT INTO seals (at, seal) VALUES (?, ?)`),
+    seals: db.prepare(`SELECT seal FROM seals ORDER BY id`),
     // `settled_at IS NULL` lets SQLite read the partial index effects_open instead of the whole table.
     inFlight: db.prepare(`SELECT id, journal, state, last_seq FROM effects WHERE settled_at IS NULL AND state IN (${UNSETTLED})`),
     countSettled: db.prepare(`SELECT state, count(*) AS n FROM effects WHERE settled_at IS NOT NULL GROUP BY state`),

@@ -37,6 +37,7 @@ import {
 } from '../store.js'
 import type { JsonObject } from '../../canonical-json.js'
 import { appendInTransaction } from './append.js'
+import type { StoredSeal } from '../../crypto/seal.js'
 import { SqliteLeases } from './leases.js'
 import { pruneSqlite } from './prune.js'
 import { settledCondition } from './open-effects.js'
@@ -239,6 +240,18 @@ export class SqliteStore implements Store {
     this.assertOpen()
     const rows = this.read('reading checkpoints', () => this.q.checkpoints.all() as { digest: string; made_at: string; document: string }[])
     return rows.map((r) => ({ digest: r.digest, madeAt: r.made_at, document: JSON.parse(r.document) as JsonObject }))
+  }
+
+  async seals(at?: readonly string[]): Promise<StoredSeal[]> {
+    this.assertOpen()
+    const rows = this.read('reading seals', () =>
+      at === undefined
+        ? (this.q.seals.all() as { seal: string }[])
+        : at.length === 0
+          ? []
+          : (this.db.prepare(`SELECT seal FROM seals WHERE at IN (${at.map(() => '?').join(', ')}) ORDER BY id`).all(...at) as { seal: string }[]),
+    )
+    return rows.map((r) => JSON.parse(r.seal) as StoredSeal)
   }
 
   async prune(request: PruneRequest): Promise<PruneResult> {

@@ -1,0 +1,19 @@
+-- Interlock seals (PostgreSQL): one signed statement per commit of a
+-- signing writer, over the hashes of the records that commit wrote
+-- (src/core/crypto/seal.ts). The store inserts them in the append's own
+-- transaction, after the append function has numbered and hashed the
+-- records (src/core/stores/postgres/store.ts).
+--
+-- lock: none: a new table and its sequence; no table that exists is touched.
+--
+-- `at` is the commit's time, which each record it covers carries too (the
+-- text the hash covers): the records of one effect find their seals by it
+-- (an index of one entry per commit, not per record). `seal` is the stored
+-- seal's JSON; verify reads and judges all of it, trusting no column.
+
+CREATE TABLE :"schema".seals (
+  id   bigserial PRIMARY KEY,
+  at   text NOT NULL,
+  seal text NOT NULL
+);
+CREATE INDEX seals_at_idx ON :"schema".seals (at);
