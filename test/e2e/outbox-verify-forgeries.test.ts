@@ -152,14 +152,14 @@ describe('interlock outbox verify against a journal edited behind its back', () 
 
     const run = await interlock(['outbox', 'verify'], { cwd: f.cwd })
     expect(run.code).toBe(5)
-    expect(run.stdout).toContain('Records written by relays and gates: 3 signed and valid, 0 invalid, 1 unsigned, 0 unchecked.')
+    expect(run.stdout).toContain('Records written by relays and gates: 3 signed and valid (3 under seals), 0 invalid, 1 unsigned, 0 unchecked; seals: 2 valid, 0 invalid, 0 unchecked.')
     expect(run.stderr).toContain(`journal "agent-1" record 4 of effect ${id} carries no seal or signature of a trusted writer and no operator's signed act`)
 
     f.config()
     const blind = await interlock(['outbox', 'verify'], { cwd: f.cwd })
     expect(blind.code, blind.stderr).toBe(0)
     expect(blind.stdout).toContain('Relay signatures not checked: no relay key is configured')
-    expect(blind.stdout).toContain('0 signed and valid, 0 invalid, 0 unsigned, 4 unchecked')
+    expect(blind.stdout).toContain('0 signed and valid (0 under seals), 0 invalid, 0 unsigned, 4 unchecked; seals: 0 valid, 0 invalid, 2 unchecked.')
   })
 })
 

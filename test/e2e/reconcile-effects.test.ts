@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateKeyPair, writeKeyFile } from '../../src/core/crypto/keys.js'
-import { followsOf, recordSignatureOf } from '../../src/core/crypto/record-signature.js'
 import { toEffect, type EffectInput, type Tier } from '../../src/core/effect.js'
 import { proposal } from '../../src/core/gate-context.js'
 import { tryReconcileLock } from '../../src/core/reconcile/lock.js'
@@ -140,7 +139,7 @@ describe('interlock reconcile-effects', () => {
     await withStore(journal, async (s) => expect((await s.get(id))!.state).toBe('DISPATCHED'))
   })
 
-  it('with a [relay] key, signs what it journals as a relay does, and verify checks it with that key', async () => {
+  it('with a [relay] key, seals what it journals as a relay does, and verify checks it with that key', async () => {
     const { dir, journal } = setUp()
     const key = generateKeyPair('relay', 'relay-1')
     writeKeyFile(join(dir, 'relay-1.relay.key'), key)
@@ -151,7 +150,8 @@ describe('interlock reconcile-effects', () => {
     expect(run.code, run.stderr).toBe(0)
     const history = await withStore(journal, (s) => s.history(id))
     expect(history.map((r) => r.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
-    expect(recordSignatureOf(history[3]!.data)).toMatchObject({ statement: { kind: 'record', signer: 'relay-1', role: 'relay', from: 'DISPATCHED', to: 'COMMITTED', follows: followsOf(history[2]!.data) } })
+    const seals = await withStore(journal, (s) => s.seals())
+    expect(seals.map((s) => [s.statement.signer, s.statement.role, s.statement.records])).toEqual([['relay-1', 'relay', [history[3]!.hash]]])
     // The one reconcile wrote verifies with the [relay] key; DISPATCHED, written by hand without the key before it, is reported.
     const verify = await interlock(['outbox', 'verify', '--json'], { cwd: dir })
     expect(verify.code, verify.stderr).toBe(5)

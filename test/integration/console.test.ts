@@ -294,9 +294,9 @@ describe('pages', () => {
     const records = page.split('<li class="record').slice(1)
     expect(records).toHaveLength(3)
     expect(records[0]).toContain('PROPOSED')
-    // The inline gate signs what it journals with the [relay] key, which the console checks as `outbox verify` does.
+    // The inline gate seals what it journals with the [relay] key, which the console checks as `outbox verify` does.
     for (const r of records.slice(0, 2)) {
-      expect(r).toContain('<dt>Signed by</dt><dd>relay relay-1</dd>')
+      expect(r).toMatch(/<dt>Signed by<\/dt><dd>relay relay-1 \(seal \d+\)<\/dd>/)
       expect(r).toMatch(/Signature<\/dt><dd class="verdict verdict-valid">verifies/)
     }
     expect(records[0]).toContain('verifies (its hash; the first record of journal agent-1)')

@@ -119,7 +119,7 @@ describe('openInterlock', () => {
 })
 
 describe('openInterlock with a [relay] key', () => {
-  it('its gate signs every record it journals with that key, and verify checks them under [relay] id', async () => {
+  it('its gate seals every record it journals with that key, and verify checks them under [relay] id', async () => {
     const { dir, file } = deployment()
     const relayKey = generateKeyPair('relay', 'relay-key-file-name')
     writeKeyFile(join(dir, 'relay.key'), relayKey)
@@ -129,9 +129,13 @@ describe('openInterlock with a [relay] key', () => {
       const small = await interlock.gate.submit(refund('12.00'))
       expect(small.status).toBe('committed')
       const history = await interlock.store.history(small.effectId)
-      for (const r of history) expect(recordSignatureOf(r.data), r.state).toMatchObject({ statement: { signer: 'relay-1', role: 'relay', to: r.state }, publicKey: relayKey.publicKey })
+      const seals = await interlock.store.seals()
+      for (const r of history) {
+        expect(recordSignatureOf(r.data), r.state).toBeUndefined()
+        expect(seals.filter((s) => s.statement.records.includes(r.hash)).map((s) => [s.statement.signer, s.publicKey]), r.state).toEqual([['relay-1', relayKey.publicKey]])
+      }
       const report = await verifyStore(interlock.store, { operators: interlock.operators, policy: interlock.policy, relays: [{ name: 'relay-1', publicKey: relayKey.publicKey }] })
-      expect(report).toMatchObject({ ok: true, writers: { valid: 4, unsigned: 0 } })
+      expect(report).toMatchObject({ ok: true, writers: { valid: 4, sealed: 4, unsigned: 0 }, seals: { valid: seals.length, invalid: 0 } })
     } finally {
       await interlock.close()
       service.reset()

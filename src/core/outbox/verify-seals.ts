@@ -62,38 +62,56 @@ export class SealIndex {
       places.set(place, { digest, statement: st })
       read.push({ seal, digest })
     }
-    for (const { seal } of read) {
+    // First each seal's signature, then each trusted seal's place in its run against the trusted seal before it
+    // (an altered seal must not take the seal after it down with it).
+    const trusted = new Map<string, { seal: StoredSeal; digest: string } | 'unchecked'>()
+    for (const { seal, digest } of read) {
       const st = seal.statement
-      const before = st.n > 1 ? places.get(`${st.signer}\u0000${st.run}\u0000${st.n - 1}`) : undefined
-      if ((st.n === 1 && st.prev !== null) || (before && st.prev !== before.digest)) {
-        this.counts.invalid++
-        problem(`${name(st)} does not follow the seal before it in its run: it was forged or moved`)
-        continue
-      }
+      const place = `${st.signer}\u0000${st.run}\u0000${st.n}`
       let candidates: string[]
       if (st.role === 'operator') candidates = [keys.operators.get(st.signer)].filter((k): k is string => k !== undefined)
       else {
         if (keys.relays.length === 0) {
-          this.counts.unchecked++
-          for (const h of st.records) if (!this.covered.has(h)) this.covered.set(h, 'unchecked')
+          trusted.set(place, 'unchecked')
           continue
         }
         // As for record signatures: a relay keeps its id across key rotations; a given key equal to the one named counts too.
         candidates = keys.relays.filter((k) => k.name === st.signer || k.publicKey === seal.publicKey).map((k) => k.publicKey)
       }
       const message = statementBytes(st)
-      if (!candidates.some((k) => verify(k, message, seal.signature))) {
-        this.counts.invalid++
-        problem(
-          candidates.length === 0
-            ? `${name(st)} is by ${st.role} ${st.signer}${st.role === 'relay' ? ` with key ${seal.publicKey}` : ''}, which is not a trusted ${st.role === 'relay' ? 'relay key' : 'operator'}; the records it lists are not covered by it`
-            : `${name(st)} does not verify with ${st.role} ${st.signer}'s trusted key (forged or altered); the records it lists are not covered by it`,
-        )
+      if (candidates.some((k) => verify(k, message, seal.signature))) {
+        trusted.set(place, { seal, digest })
         continue
       }
+      this.counts.invalid++
+      problem(
+        candidates.length === 0
+          ? `${name(st)} is by ${st.role} ${st.signer}${st.role === 'relay' ? ` with key ${seal.publicKey}` : ''}, which is not a trusted ${st.role === 'relay' ? 'relay key' : 'operator'}; the records it lists are not covered by it`
+          : `${name(st)} does not verify with ${st.role} ${st.signer}'s trusted key (forged or altered); the records it lists are not covered by it`,
+      )
+    }
+    for (const [place, t] of trusted) {
+      if (t === 'unchecked') continue
+      const st = t.seal.statement
+      const before = st.n > 1 ? trusted.get(`${st.signer}\u0000${st.run}\u0000${st.n - 1}`) : undefined
+      if ((st.n === 1 && st.prev !== null) || (before && before !== 'unchecked' && st.prev !== before.digest)) {
+        this.counts.invalid++
+        problem(`${name(st)} does not follow the seal before it in its run: it was forged or moved`)
+        trusted.delete(place)
+      }
+    }
+    for (const t of trusted.values()) {
+      if (t === 'unchecked') continue
       this.counts.valid++
+      const st = t.seal.statement
       const by: SealedBy = { signer: st.signer, role: st.role, n: st.n, run: st.run }
       for (const h of st.records) this.covered.set(h, by)
+    }
+    for (const { seal } of read) {
+      const st = seal.statement
+      if (trusted.get(`${st.signer}\u0000${st.run}\u0000${st.n}`) !== 'unchecked') continue
+      this.counts.unchecked++
+      for (const h of st.records) if (!this.covered.has(h)) this.covered.set(h, 'unchecked')
     }
   }
 

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { StoreConfig } from '../../../src/core/config/types.js'
 import { generateKeyPair } from '../../../src/core/crypto/keys.js'
 import { verifyStatement } from '../../../src/core/crypto/sign.js'
-import type { RelayReceiptStatement } from '../../../src/core/crypto/statements.js'
 import type { EffectInput, Tier } from '../../../src/core/effect.js'
 import { systemClock } from '../../../src/core/clock.js'
 import { Outbox } from '../../../src/core/outbox/outbox.js'
@@ -51,7 +50,7 @@ describe.each(stores)('relay on %s', (_name, config) => {
     return openStore(config(), { autoInstall: true })
   }
 
-  it('drains what the outbox journaled; result() waits for the outcome; receipts are signed by the relay', async () => {
+  it('drains what the outbox journaled; result() waits for the outcome; every record it writes is under its seal', async () => {
     const store = await open()
     const targets = ([1, 2, 3] as Tier[]).map((t) => new CountingTarget(`t${t}`, t))
     const outbox = new Outbox({ store, targets })
@@ -66,10 +65,15 @@ describe.each(stores)('relay on %s', (_name, config) => {
     for (const t of targets) for (const [id, count] of t.applied) expect(count, id).toBe(1)
     const history = await store.history(handles[0]!.effectId)
     expect(history.map((h) => h.state)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'])
-    const sig = history[3]!.data.relaySignature as unknown as { relay: string; publicKey: string; signature: string; statement: RelayReceiptStatement }
-    expect(sig).toMatchObject({ relay: 'r1', publicKey: key.publicKey, statement: { kind: 'receipt', effectId: handles[0]!.effectId } })
-    expect(verifyStatement(sig.statement, sig.signature, key.publicKey)).toBe(true)
-    expect(verifyStatement({ ...sig.statement, effectId: handles[1]!.effectId }, sig.signature, key.publicKey)).toBe(false)
+    // Every record the relay wrote is under one of its seals, which verifies with its key and binds the record's hash.
+    const seals = await store.seals()
+    for (const r of history.slice(1)) {
+      const [seal, ...more] = seals.filter((s) => s.statement.records.includes(r.hash))
+      expect(more, r.state).toEqual([])
+      expect(seal, r.state).toMatchObject({ publicKey: key.publicKey, statement: { kind: 'seal', signer: 'r1', role: 'relay' } })
+      expect(verifyStatement(seal!.statement, seal!.signature, key.publicKey)).toBe(true)
+      expect(verifyStatement({ ...seal!.statement, records: [...seal!.statement.records, '0'.repeat(64)] }, seal!.signature, key.publicKey)).toBe(false)
+    }
     const stats = await r.stop()
     expect(stats).toMatchObject({ claimed: 9, finished: 9, byStatus: { committed: 9 } })
     const [beat] = await store.relays()
