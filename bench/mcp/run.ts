@@ -7,6 +7,9 @@
  * load from other work on the machine falls on all alike:
  *
  *   read direct      read_text_file of a small file, client → server
+ *   read floor       the same through forward.ts, a process that forwards
+ *                    bytes both ways and nothing else: what any proxy in a
+ *                    process of its own pays
  *   read proxied     the same through the proxy (a read tool: forwarded)
  *   write forwarded  write_file through a proxy that declares it "read"
  *                    (forwarded, not journaled): the hop alone
@@ -20,12 +23,13 @@
  * premise check; COMMITTED), so its cost over the forwarded call should be
  * about 2 × (a'), the first commit carrying three records' rows.
  *
- * Goals (issue 10): read proxied ÷ read direct ≤ 1.1 (p50); write journaled
- * − write forwarded ≤ its durable commits, 2 × (a').
+ * Goals (issue 25): read proxied ÷ read floor ≤ 1.05 (p50); write journaled
+ * − write forwarded ≤ 2 × (a') + 0.15 ms. (Issue 10's, still printed: read
+ * proxied ÷ read direct ≤ 1.1; journaled − forwarded ≤ 2 × (a').)
  *
  *   npm run build && npx tsx bench/mcp/run.ts [--seconds 10]
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -40,6 +44,8 @@ const SLICES = 10
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const require = createRequire(import.meta.url)
 const filesystem = join(dirname(require.resolve('@modelcontextprotocol/server-filesystem/package.json')), 'dist', 'index.js')
+
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 
 async function connect(command: string, argv: string[], cwd: string): Promise<Client> {
   const client = new Client({ name: 'bench-mcp', version: '1' }, { capabilities: {} })
@@ -72,6 +78,7 @@ async function main(): Promise<void> {
   writeFileSync(join(files, 'small.txt'), `${'a line of text\n'.repeat(20)}`)
   const bin = join(repo, 'bin', 'run.js')
   const direct = await connect(process.execPath, [filesystem, files], root)
+  const floorProxy = await connect(process.execPath, [join(repo, 'bench', 'mcp', 'forward.ts'), process.execPath, filesystem, files], root)
   const proxied = await connect(process.execPath, [bin, 'mcp-proxy'], proxyDir(root, 'journaled', files))
   const forwarded = await connect(process.execPath, [bin, 'mcp-proxy'], proxyDir(root, 'forwarded', files, '[targets.fs.tools.write_file]\ntier = "read"\n'))
   const floor = await appendRows(join(root, 'floor.db'))
@@ -79,6 +86,7 @@ async function main(): Promise<void> {
   const write = (tag: string, i: number) => ({ name: 'write_file', arguments: { path: join(files, `${tag}.txt`), content: `${tag} ${i}\n` } })
   const series: Series[] = [
     { label: 'read direct', call: () => direct.callTool(read), ms: [], time: 0 },
+    { label: 'read floor (bare forwarder)', call: () => floorProxy.callTool(read), ms: [], time: 0 },
     { label: 'read proxied (forwarded)', call: () => proxied.callTool(read), ms: [], time: 0 },
     { label: 'write direct', call: (i) => direct.callTool(write('direct', i)), ms: [], time: 0 },
     { label: 'write forwarded (declared read)', call: (i) => forwarded.callTool(write('forwarded', i)), ms: [], time: 0 },
@@ -88,7 +96,7 @@ async function main(): Promise<void> {
   try {
     // Warm up every path (JIT, the proxy's first session, the file cache).
     for (const s of series) for (let i = 0; i < 50; i++) await s.call(-i - 1)
-    console.log(`bench/mcp: ${seconds}s per series in ${SLICES} alternating slices, server-filesystem over stdio, disk of ${root}`)
+    console.log(`bench/mcp: ${seconds}s per series in ${SLICES} alternating slices, server-filesystem over stdio, disk of ${root}, load ${loadavg()}`)
     let n = 0
     for (let slice = 0; slice < SLICES; slice++) {
       for (const s of series) {
@@ -123,12 +131,18 @@ async function main(): Promise<void> {
     const g = (l: string) => stats.get(l)!
     const readRatio = g('read proxied (forwarded)').p50 / g('read direct').p50
     const journal = g('write journaled (tier 1, SQLite)').p50 - g('write forwarded (declared read)').p50
-    console.log(`read proxied ÷ read direct, p50            ${readRatio.toFixed(2)}   goal ≤ 1.1`)
+    const floorRatio = g('read proxied (forwarded)').p50 / g('read floor (bare forwarder)').p50
+    console.log(`read proxied ÷ read floor, p50             ${floorRatio.toFixed(2)}   goal ≤ 1.05`)
+    console.log(`read floor ÷ read direct, p50              ${(g('read floor (bare forwarder)').p50 / g('read direct').p50).toFixed(2)}   (the hop any proxy process pays)`)
+    console.log(`read proxied ÷ read direct, p50            ${readRatio.toFixed(2)}   goal (issue 10) ≤ 1.1`)
     console.log(`hop (write forwarded − write direct), p50   ${(g('write forwarded (declared read)').p50 - g('write direct').p50).toFixed(3)} ms`)
-    console.log(`journal (write journaled − forwarded), p50  ${journal.toFixed(3)} ms   2 × (a') = ${(2 * a50).toFixed(3)} ms   ratio ${(journal / (2 * a50)).toFixed(2)}   goal ≤ 1`)
+    console.log(`journal (write journaled − forwarded), p50  ${journal.toFixed(3)} ms   2 × (a') = ${(2 * a50).toFixed(3)} ms   ratio ${(journal / (2 * a50)).toFixed(2)}   goal (issue 10) ≤ 1`)
+    const budget = 2 * a50 + 0.15
+    console.log(`journal against 2 × (a') + 0.15 ms = ${budget.toFixed(3)} ms: ratio ${(journal / budget).toFixed(2)}, over by ${Math.max(0, journal - budget).toFixed(3)} ms   goal ≤ 1`)
+    console.log(`load ${loadavg()} at the end`)
   } finally {
     floor.close()
-    await Promise.allSettled([direct.close(), proxied.close(), forwarded.close()])
+    await Promise.allSettled([direct.close(), floorProxy.close(), proxied.close(), forwarded.close()])
     rmSync(root, { recursive: true, force: true })
   }
 }

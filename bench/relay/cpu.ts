@@ -22,6 +22,13 @@ export function serverCpuSeconds(postmasterPid: number): number {
   return ticks / TICKS_PER_SECOND
 }
 
+/** Seconds of CPU one process (all its threads) used so far: restate-server's, for its peer. */
+export function processCpuSeconds(pid: number): number {
+  const stat = statOf(pid)
+  if (!stat) throw new Error(`no process ${pid}`)
+  return (stat.utime + stat.stime) / TICKS_PER_SECOND
+}
+
 /** Busy and total CPU seconds of the whole machine (all cores), from /proc/stat. */
 export function machineCpuSeconds(): { busy: number; total: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!

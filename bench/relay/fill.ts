@@ -1,8 +1,8 @@
 /**
  * Fills each system with `n` ready no-op items before the clock starts:
  * Interlock effects journaled PROPOSED (as `Outbox.submit` leaves them: the
- * relay authorizes), pg-boss jobs, graphile-worker jobs. Bulk paths for all three,
- * so filling is not what is measured.
+ * relay authorizes), pg-boss jobs, graphile-worker jobs (DBOS's workflows:
+ * dbos.ts). Bulk paths for all, so filling is not what is measured.
  */
 import pg from 'pg'
 import { toEffect } from '../../src/core/effect.js'
@@ -67,4 +67,5 @@ export const REMAINING: Record<string, string> = {
   interlock: `SELECT count(*)::int AS n FROM interlock.effects WHERE state IN ('PROPOSED', 'AUTHORIZED', 'DISPATCHED')`,
   pgboss: `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'bench' AND state IN ('created', 'retry', 'active')`,
   graphile: `SELECT count(*)::int AS n FROM graphile_worker.jobs`,
+  dbos: `SELECT count(*)::int AS n FROM dbos.workflow_status WHERE status IN ('ENQUEUED', 'PENDING')`,
 }

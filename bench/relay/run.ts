@@ -6,11 +6,17 @@
  *     by 4 relay processes (each effect: claim with a lease, premises checked,
  *     DISPATCHED durable before apply, COMMITTED with a signed receipt);
  *   - pg-boss and graphile-worker: `n` no-op jobs, drained by 1 and by 4
- *     worker processes.
- * Reported: items/s for each, and Interlock's ratio to the faster peer at the
- * same process count (goal: ≥ 1).
+ *     worker processes;
+ *   - DBOS: `n` workflows of one no-op step enqueued on a DBOS queue, drained
+ *     by 1 and by 4 DBOS processes (dbos.ts);
+ *   - Restate: `n` invocations of a handler making one `ctx.run`, sent to a
+ *     restate-server of its own (its own storage, not PostgreSQL), the
+ *     handler served by 1 and by 4 Node processes (restate.ts).
+ * Reported: items/s and CPU per item for each, and the relay's ratio to each
+ * durable peer at the same process count, ending with the line
+ * `relay ÷ graphile-worker: <r1> (1 process), <r4> (4 processes)`.
  *
- *   npx tsx bench/relay/run.ts [--effects 100000] [--concurrency 256] [--only interlock,pgboss,graphile] [--procs 1,4] [--profile DIR]
+ *   npx tsx bench/relay/run.ts [--effects 100000] [--concurrency 256] [--only interlock,pgboss,graphile,dbos,restate] [--procs 1,4] [--profile DIR]
  *                              [--waits] [--flush-delay-us 1000]
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -20,6 +26,8 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { startTestPostgres } from '../../test/helpers/postgres-server.js'
 import { machineCpuSeconds, serverCpuSeconds } from './cpu.js'
+import { fillDbos } from './dbos.js'
+import { drainRestate } from './restate.js'
 import { slowFlushes } from './slow-flush.js'
 import { fillGraphile, fillInterlock, fillPgBoss, REMAINING, THREADS } from './fill.js'
 
@@ -27,7 +35,7 @@ const args = process.argv.slice(2)
 const opt = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback)
 const N = Number(opt('--effects', '100000'))
 const CONCURRENCY = Number(opt('--concurrency', '256'))
-const SYSTEMS = opt('--only', 'interlock,pgboss,graphile').split(',')
+const SYSTEMS = opt('--only', 'interlock,pgboss,graphile,dbos,restate').split(',')
 const PROCS = opt('--procs', '1,4').split(',').map(Number)
 // --flush-delay-us N: each of the server's flushes N µs slower, as on a cloud volume (slow-flush.ts).
 const FLUSH_DELAY_US = Number(opt('--flush-delay-us', '0'))
@@ -37,8 +45,11 @@ const NOTIFY_LOCK = 'Lock/object'
 const WAITS = args.includes('--waits')
 // --profile DIR: each worker writes a V8 CPU profile there (for finding where the time goes).
 const PROFILE = args.includes('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${opt('--profile', '/tmp')}`] : []
-const FILL: Record<string, (url: string, n: number) => Promise<void>> = { interlock: fillInterlock, pgboss: fillPgBoss, graphile: fillGraphile }
+const FILL: Record<string, (url: string, n: number, concurrency: number) => Promise<void>> = { interlock: fillInterlock, pgboss: fillPgBoss, graphile: fillGraphile, dbos: fillDbos }
+const NAMES: Record<string, string> = { interlock: 'relay', pgboss: 'pg-boss', graphile: 'graphile-worker', dbos: 'dbos', restate: 'restate' }
 
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+const loadBefore = loadavg()
 // fsync, synchronous_commit and full_page_writes on: every system pays for durable commits.
 const fastFlushes = FLUSH_DELAY_US > 0 ? slowFlushes(FLUSH_DELAY_US) : () => {}
 const server = await startTestPostgres({ durable: true })
@@ -66,13 +77,20 @@ const results: Result[] = []
 try {
   for (const procs of PROCS) {
     for (const system of SYSTEMS) {
+      if (system === 'restate') {
+        process.stderr.write(`${system} × ${procs}: `)
+        const r = await drainRestate(N, procs, (s) => process.stderr.write(s))
+        results.push({ system, procs, seconds: r.seconds, perSecond: N / r.seconds, workerUs: (r.workerSeconds * 1e6) / N, serverUs: (r.serverSeconds * 1e6) / N, machineBusy: r.machineBusy })
+        process.stderr.write(`${(N / r.seconds).toFixed(0)}/s (${r.seconds.toFixed(1)} s)\n`)
+        continue
+      }
       const dbName = `bench_${system}_${procs}`
       await admin.query(`DROP DATABASE IF EXISTS ${dbName}`)
       await admin.query(`CREATE DATABASE ${dbName}`)
       const url = new URL(server.url)
       url.pathname = `/${dbName}`
       process.stderr.write(`${system} × ${procs}: filling ${N}... `)
-      await FILL[system]!(url.toString(), N)
+      await FILL[system]!(url.toString(), N, CONCURRENCY)
       const r = await drain(system, url.toString(), procs)
       results.push(r)
       process.stderr.write(`${r.perSecond.toFixed(0)}/s (${r.seconds.toFixed(1)} s)\n`)
@@ -84,7 +102,8 @@ try {
   await server.stop()
 }
 
-console.log(`\nbench/relay: ${N} ready items, no-op handler, ${CONCURRENCY} in flight per process, embedded PostgreSQL (fsync on${FLUSH_DELAY_US > 0 ? `, each flush ${FLUSH_DELAY_US} µs slower` : ''}), Interlock effects over ${THREADS} journals\n`)
+console.log(`\nbench/relay: ${N} ready items, no-op handler, ${CONCURRENCY} in flight per process, embedded PostgreSQL (fsync on${FLUSH_DELAY_US > 0 ? `, each flush ${FLUSH_DELAY_US} µs slower` : ''}), Interlock effects over ${THREADS} journals`)
+console.log(`machine load (/proc/loadavg): ${loadBefore} before, ${loadavg()} after; restate's "server" is restate-server (its own RocksDB), the others' the PostgreSQL server\n`)
 console.log('system          procs   items/s   seconds   workers µs/item   server µs/item   machine busy')
 for (const r of results) {
   console.log(
@@ -100,12 +119,19 @@ if (WAITS) {
   }
   console.log('')
 }
-for (const procs of PROCS) {
-  const own = results.find((r) => r.system === 'interlock' && r.procs === procs)
-  const peers = results.filter((r) => r.system !== 'interlock' && r.procs === procs)
-  if (!own || peers.length === 0) continue
-  const best = peers.reduce((a, b) => (a.perSecond >= b.perSecond ? a : b))
-  console.log(`${procs} process(es): Interlock ÷ ${best.system} (faster peer) = ${(own.perSecond / best.perSecond).toFixed(2)} (goal ≥ 1)`)
+// The relay's ratio to each peer at each process count; graphile-worker's line last, as the run's last line.
+const ratio = (peer: string) => {
+  const parts = PROCS.flatMap((procs) => {
+    const own = results.find((r) => r.system === 'interlock' && r.procs === procs)
+    const other = results.find((r) => r.system === peer && r.procs === procs)
+    return own && other ? [`${(own.perSecond / other.perSecond).toFixed(2)} (${procs} process${procs === 1 ? '' : 'es'})`] : []
+  })
+  return parts.length > 0 ? `relay ÷ ${NAMES[peer]}: ${parts.join(', ')}` : undefined
+}
+console.log('')
+for (const peer of ['pgboss', 'dbos', 'restate', 'graphile']) {
+  const line = ratio(peer)
+  if (line) console.log(line)
 }
 
 async function drain(system: string, url: string, procs: number): Promise<Result> {

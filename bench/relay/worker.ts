@@ -1,15 +1,16 @@
 /**
- * One worker process of bench/relay: an Interlock relay, a pg-boss worker or
- * a graphile-worker runner, each draining a no-op job/effect. It connects,
+ * One worker process of bench/relay: an Interlock relay, a pg-boss worker, a
+ * graphile-worker runner or a DBOS process, each draining a no-op job/effect. It connects,
  * prints "ready", starts on "go" (stdin), and on SIGTERM stops and prints
  * what it did and the CPU it used as JSON.
  *
- *   tsx bench/relay/worker.ts <interlock|pgboss|graphile> <database url> [concurrency]
+ *   tsx bench/relay/worker.ts <interlock|pgboss|graphile|dbos> <database url> [concurrency]
  */
 import { once } from 'node:events'
 import { generateKeyPair } from '../../src/core/crypto/keys.js'
 import { RulesPolicy } from '../../src/core/policy/rules.js'
 import { Relay } from '../../src/core/relay/relay.js'
+import { dbosWorker } from './dbos.js'
 import { openStore } from '../../src/core/stores/open.js'
 import type { EffectTarget } from '../../src/core/targets/target.js'
 
@@ -90,7 +91,7 @@ async function graphile(): Promise<{ go(): Promise<void>; stop(): Promise<unknow
   }
 }
 
-const worker = kind === 'interlock' ? await interlock() : kind === 'pgboss' ? await pgboss() : await graphile()
+const worker = kind === 'interlock' ? await interlock() : kind === 'pgboss' ? await pgboss() : kind === 'dbos' ? await dbosWorker(url) : await graphile()
 process.stdout.write('ready\n')
 process.stdin.setEncoding('utf8')
 await once(process.stdin, 'data')
