@@ -58,11 +58,13 @@ export async function sqliteDataset(dir: string, plan: Plan, log: (s: string) =>
     `INSERT INTO effects (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at, settled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
   const insertHead = db.prepare(`INSERT INTO journals (journal, head_seq, head_hash) VALUES (?, ?, ?)`)
+  const insertSeal = db.prepare(`INSERT INTO seals (at, seal) VALUES (?, ?)`)
   const meta: Meta = { plan, records: 0, effects: 0, open: [], relayPublicKey: '', buildSeconds: 0 }
   const insert = db.transaction((rows: JournalRows) => {
     for (const r of rows.records) insertRecord.run(r)
     for (const e of rows.effects) insertEffect.run(e[0], e[1], e[1], ...e.slice(2))
     insertHead.run(rows.journal, rows.head.seq, rows.head.hash)
+    for (const seal of rows.seals) insertSeal.run(seal)
   })
   const seed = randomBytes(32)
   meta.relayPublicKey = generateKeyPair('relay', RELAY, seed).publicKey
@@ -133,6 +135,7 @@ export async function loadPostgres(sqliteFile: string, url: string, schema: stri
         ['journals', 'journal, head_seq, head_hash', 'SELECT journal, head_seq, head_hash FROM journals'],
         ['effects', 'id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at', 'SELECT id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at FROM effects'],
         ['journal_records', 'journal, seq, effect_id, state, at, data, prev_hash, hash', 'SELECT journal, seq, effect_id, state, at, data, prev_hash, hash FROM journal_records ORDER BY journal, seq'],
+        ['seals', 'at, seal', 'SELECT at, seal FROM seals ORDER BY id'],
       ]
       // In files of a million rows at most, each copied and removed before the next: a few GB of disk at a time, not the dataset twice.
       for (const [table, columns, select] of tables) {

@@ -3,9 +3,12 @@
  * after a long run. `records` journal records over `journals` journals (agent
  * threads), each a chain of effects proposed by agents and driven by a relay
  * holding the relay key, exactly as the relay writes them: the agent's
- * PROPOSED unsigned, then AUTHORIZED and DISPATCHED (one commit, each record
- * signed), then COMMITTED (signed, with the relay's signed receipt); records
- * hash-chained with the stores' own recordHash. Effects go in interleaved
+ * PROPOSED unsigned, then AUTHORIZED and DISPATCHED (one commit), then
+ * COMMITTED; records hash-chained with the stores' own recordHash. With
+ * `form: 'seals'` (as relays write now) each relay commit of a group is
+ * sealed once (crypto/seal.ts: one seal over the group's records, a relay's
+ * batch); with `form: 'records'` (as they wrote before seals) each record is
+ * signed and COMMITTED carries a signed receipt. Effects go in interleaved
  * groups, as agents working side by side: their proposals, then the relay's
  * dispatches, then the outcomes.
  *
@@ -27,6 +30,7 @@ import type { KeyPair } from '../../src/core/crypto/keys.js'
 import { toEffect, type Effect, type Tier } from '../../src/core/effect.js'
 import type { State } from '../../src/core/lifecycle.js'
 import { relaySigner } from '../../src/core/relay/relay-signer.js'
+import { sealer } from '../../src/core/crypto/seal.js'
 import { requestTexts } from '../../src/core/stores/append-plan.js'
 import { recordHash } from '../../src/core/stores/record-hash.js'
 import { GENESIS_HASH } from '../../src/core/stores/store.js'
@@ -35,6 +39,8 @@ export interface Plan {
   records: number
   journals: number
   inFlight: number
+  /** How the relay signed: one seal per commit (now, the default) or each record (before seals). */
+  form?: 'seals' | 'records'
 }
 
 export const RELAY = 'relay-bench'
@@ -58,6 +64,8 @@ export interface JournalRows {
   records: RecordRow[]
   effects: EffectRow[]
   head: { seq: number; hash: string }
+  /** The seals (form 'seals'): [at, JSON of the stored seal]. */
+  seals: [string, string][]
   open: { id: string; kind: OpenKind; state: State; target: string }[]
 }
 
@@ -72,19 +80,30 @@ export function generateJournal(plan: Plan, j: number, key: KeyPair, start: numb
   const openHere = Math.floor(plan.inFlight / plan.journals) + (j < plan.inFlight % plan.journals ? 1 : 0)
   let clock = start
   const signer = relaySigner(RELAY, key, () => new Date(clock))
-  const out: JournalRows = { journal, records: [], effects: [], head: { seq: 0, hash: GENESIS_HASH }, open: [] }
+  const sealing = plan.form !== 'records' ? sealer({ key, id: RELAY, role: 'relay' }) : undefined
+  /** The relay's records since its last commit, sealed together at the commit (form 'seals'). */
+  let unsealed: { hash: string; at: string }[] = []
+  const commit = () => {
+    if (!sealing || unsealed.length === 0) return
+    const seal = sealing.seal(unsealed)
+    out.seals.push([seal.statement.at, JSON.stringify(seal)])
+    unsealed = []
+  }
+  const out: JournalRows = { journal, records: [], effects: [], head: { seq: 0, hash: GENESIS_HASH }, seals: [], open: [] }
   const last = new Map<string, { data: JsonObject; text: string; state: State; seq: number; at: string }>()
   const created = new Map<string, string>()
   const effectTexts = new Map<string, string>()
   let n = 0
 
-  const append = (e: Effect, state: State, data: JsonObject, text?: string) => {
-    const at = new Date(clock++).toISOString()
+  const append = (e: Effect, state: State, data: JsonObject, text?: string, sealed = false) => {
+    // A commit's records share its time (the store's `at`), so a seal is found by it.
+    const at = new Date(sealed && unsealed.length > 0 ? clock - 1 : clock++).toISOString()
     const seq = ++out.head.seq
     const dataText = text ?? canonicalJson(data)
     const hash = recordHash({ journal, seq, effectId: e.id, state, at, data: dataText, prevHash: out.head.hash })
     out.records.push([journal, seq, e.id, state, at, dataText, out.head.hash, hash])
     out.head.hash = hash
+    if (sealed) unsealed.push({ hash, at })
     if (state === 'PROPOSED') created.set(e.id, at)
     last.set(e.id, { data, text: dataText, state, seq, at })
   }
@@ -94,10 +113,11 @@ export function generateJournal(plan: Plan, j: number, key: KeyPair, start: numb
     effectTexts.set(e.id, t.effectText!)
     append(e, 'PROPOSED', t.data, t.dataText)
   }
-  // The relay's record: signed as following the effect's record before it.
+  // The relay's record: in its commit's seal, or (before seals) signed as following the effect's record before it.
   const step = (e: Effect, to: State, data: JsonObject) => {
     const before = last.get(e.id)!
-    append(e, to, signer.sign(e.id, before.state, to, followsOf(before.data), data))
+    if (sealing) append(e, to, data, undefined, true)
+    else append(e, to, signer.sign(e.id, before.state, to, followsOf(before.data), data))
   }
   const row = (e: Effect) => {
     const l = last.get(e.id)!
@@ -112,7 +132,9 @@ export function generateJournal(plan: Plan, j: number, key: KeyPair, start: numb
       step(e, 'AUTHORIZED', {})
       step(e, 'DISPATCHED', {})
     }
+    commit()
     for (const e of es) step(e, 'COMMITTED', { receipt: receiptOf(e), via: 'apply' })
+    commit()
     for (const e of es) row(e)
   }
   const openEffect = (index: number) => {
@@ -127,6 +149,7 @@ export function generateJournal(plan: Plan, j: number, key: KeyPair, start: numb
     // Returned by its target with a wait that is long over (returned.ts): recovery sends it again.
     if (kind === 'returned') step(e, 'AUTHORIZED', { returned: 'rate limited', notBefore: new Date(clock - DAY).toISOString() })
     if (kind === 'ambiguous') step(e, 'AMBIGUOUS', { reason: 'outcome unknown: the connection was reset' })
+    commit()
     row(e)
     out.open.push({ id: e.id, kind, state: last.get(e.id)!.state, target: e.target })
   }

@@ -4,10 +4,12 @@
  *
  * The store is bench/recovery's dataset (dataset.ts, build.ts) in a SQLite
  * file: 1,000 agent journals of effects driven by a relay exactly as the
- * relay writes them, every record past PROPOSED signed by the relay's own
- * signer (relay-signer.ts), COMMITTED records carrying the relay's signed
- * receipt, plus effects left open (DISPATCHED, HELD, AMBIGUOUS...). Built
- * once per plan and kept with `--data <dir>`.
+ * relay writes them, plus effects left open (DISPATCHED, HELD, AMBIGUOUS...),
+ * in each `--forms` form: `seals` (as relays write now: one seal per relay
+ * commit of a group of effects, crypto/seal.ts) and `records` (as they
+ * wrote before: every record past PROPOSED signed by the relay's signer,
+ * relay-signer.ts, COMMITTED records with a signed receipt). Built once per
+ * plan and kept with `--data <dir>`.
  *
  * Timed, `--times` times each (every run and the median printed, with the
  * machine's load):
@@ -16,7 +18,7 @@
  * - cli: the built `interlock outbox verify --relay-key ...` on the same file,
  *   start-up included (after `npm run build`; skipped without dist/).
  *
- *   npx tsx bench/verify/run.ts [--records 1000000] [--journals 1000] [--in-flight 1000] [--data <dir>] [--times 3] [--no-cli]
+ *   npx tsx bench/verify/run.ts [--records 1000000] [--journals 1000] [--in-flight 1000] [--forms seals,records] [--data <dir>] [--times 3] [--no-cli]
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -38,9 +40,10 @@ const { values } = parseArgs({
     data: { type: 'string' },
     times: { type: 'string', default: '3' },
     'no-cli': { type: 'boolean', default: false },
+    forms: { type: 'string', default: 'seals,records' },
   },
 })
-const plan = { records: Number(values.records), journals: Number(values.journals), inFlight: Number(values['in-flight']) }
+const forms = values.forms.split(',') as ('seals' | 'records')[]
 const times = Number(values.times)
 const scratch = mkdtempSync(join(tmpdir(), 'interlock-bench-verify-'))
 const dataDir = values.data ? resolve(values.data) : join(scratch, 'data')
@@ -48,9 +51,18 @@ const log = (s: string) => process.stderr.write(`${s}\n`)
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
+const rates = new Map<string, number>()
 try {
-  log(`bench/verify: ${plan.records.toLocaleString('en')} records, ${plan.journals} journals, ${plan.inFlight} in flight; load ${load()}`)
-  const { file, meta } = await sqliteDataset(dataDir, plan, log)
+  for (const form of forms) await bench(form)
+  if (rates.has('seals') && rates.has('records')) console.log(`\noutbox verify, seals ÷ per-record signatures (core): ${(rates.get('seals')! / rates.get('records')!).toFixed(2)} ×`)
+} finally {
+  rmSync(scratch, { recursive: true, force: true })
+}
+
+async function bench(form: 'seals' | 'records'): Promise<void> {
+  const plan = { records: Number(values.records), journals: Number(values.journals), inFlight: Number(values['in-flight']), form }
+  log(`bench/verify (${form}): ${plan.records.toLocaleString('en')} records, ${plan.journals} journals, ${plan.inFlight} in flight; load ${load()}`)
+  const { file, meta } = await sqliteDataset(join(dataDir, form), plan, log)
   const relays = [{ name: RELAY, publicKey: meta.relayPublicKey }]
   const policy = new RulesPolicy([RULE])
   const lines: string[] = []
@@ -69,7 +81,7 @@ try {
       core.push(ms)
       lines.push(
         `core run ${i + 1}: ${(ms / 1000).toFixed(2)} s, ${Math.round(meta.records / (ms / 1000)).toLocaleString('en')} records/s ` +
-          `(${report.writers.valid.toLocaleString('en')} record signatures and ${report.receipts.valid.toLocaleString('en')} receipts verified), load ${loadAt}`,
+          `(${report.writers.valid.toLocaleString('en')} records covered, ${report.writers.sealed.toLocaleString('en')} of them by ${report.seals.valid.toLocaleString('en')} seals; ${report.receipts.valid.toLocaleString('en')} receipts verified), load ${loadAt}`,
       )
       log(lines.at(-1)!)
     } finally {
@@ -80,7 +92,7 @@ try {
   const cli: number[] = []
   const bin = resolve('bin/run.js')
   if (!values['no-cli'] && existsSync(resolve('dist/commands/outbox/verify.js'))) {
-    const dir = join(scratch, 'cli')
+    const dir = join(scratch, `cli-${form}`)
     execFileSync('mkdir', ['-p', dir])
     writeFileSync(join(dir, 'interlock.toml'), `[store]\npath = ${JSON.stringify(file)}\n\n[[operators]]\nname = "${OPERATORS[0]!.name}"\npublic_key = "${OPERATORS[0]!.publicKey}"\n\n${policyToml()}`)
     for (let i = 0; i < times; i++) {
@@ -94,12 +106,12 @@ try {
     }
   }
 
-  console.log(`\nbench/verify: ${meta.records.toLocaleString('en')} records in ${plan.journals} journals, ${meta.effects.toLocaleString('en')} effects (SQLite, ${file})`)
+  console.log(`\nbench/verify (${form}): ${meta.records.toLocaleString('en')} records in ${plan.journals} journals, ${meta.effects.toLocaleString('en')} effects (SQLite, ${file})`)
   for (const line of lines) console.log(line)
-  console.log(`outbox verify, core (median of ${times}): ${Math.round(meta.records / (median(core) / 1000)).toLocaleString('en')} records/s`)
-  if (cli.length > 0) console.log(`outbox verify, CLI (median of ${times}, start-up included): ${Math.round(meta.records / (median(cli) / 1000)).toLocaleString('en')} records/s`)
-} finally {
-  rmSync(scratch, { recursive: true, force: true })
+  const rate = Math.round(meta.records / (median(core) / 1000))
+  rates.set(form, rate)
+  console.log(`outbox verify (${form}), core (median of ${times}): ${rate.toLocaleString('en')} records/s`)
+  if (cli.length > 0) console.log(`outbox verify (${form}), CLI (median of ${times}, start-up included): ${Math.round(meta.records / (median(cli) / 1000)).toLocaleString('en')} records/s`)
 }
 
 /** The dataset's policy as interlock.toml writes it. */
