@@ -179,7 +179,8 @@ describe.each([
       // The relay sends it: both pages turn COMMITTED by themselves.
       for (const p of [a, b]) await p.locator('h1 .state', { hasText: 'COMMITTED' }).waitFor({ timeout: WAIT_MS })
       expect(await a.evaluate('window.__notReloaded')).toBe(true)
-      await a.getByText('relay relay-1 (receipt)').waitFor()
+      // The COMMITTED record, written by the relay, shown under the relay's seal of that commit.
+      await a.locator('li.record').last().getByText(/relay relay-1 \(seal \d+\)/).waitFor()
       await fits(a)
       await a.screenshot({ path: join(ARTIFACTS, `${kind}-5-committed.png`), fullPage: true })
       expect(service!.counts().idempotent[id]).toBe(1)

@@ -352,7 +352,7 @@ describe('PostgreSQL: upgrading to 0004 under effects in flight', () => {
     await step(e3.id, 'AUTHORIZED', 'DISPATCHED', '{}')
 
     const report = await install(config)
-    expect(report.applied.map((m) => m.name)).toEqual(['append_chain', 'append_head_guard', 'callers'])
+    expect(report.applied.map((m) => m.name)).toEqual(['append_chain', 'append_head_guard', 'callers', 'seals'])
     const store = await openPostgresStore(config, { autoInstall: false })
     const chained = await store.append([move(e1, 'PROPOSED', 'AUTHORIZED'), { ...move(e1, 'AUTHORIZED', 'DISPATCHED'), chained: true }])
     expect(chained.map((r) => r.ok && r.record.seq)).toEqual([4, 5])
@@ -386,7 +386,7 @@ describe('PostgreSQL: upgrading to 0005 under effects in flight', () => {
     await step(e3.id, 'AUTHORIZED', 'DISPATCHED', '{}')
 
     const report = await install(config)
-    expect(report.applied.map((m) => m.name)).toEqual(['append_head_guard', 'callers'])
+    expect(report.applied.map((m) => m.name)).toEqual(['append_head_guard', 'callers', 'seals'])
     const store = await openPostgresStore(config, { autoInstall: false })
     // An unchained batch of distinct effects: append().
     const batch = await store.append([move(e1, 'PROPOSED', 'AUTHORIZED'), move(e2, 'AUTHORIZED', 'DISPATCHED'), move(e3, 'DISPATCHED', 'COMMITTED', { receipt: { ok: true } })])
