@@ -23,6 +23,9 @@ const TRANSIENT_CODES = [
   '40001', // serialization_failure
   '40P01', // deadlock_detected
   '55P03', // lock_not_available
+  // read_only_sql_transaction: a write reached a standby, or a primary being demoted; after a
+  // failover the connection is dropped and the next one finds the new primary (hosts.ts).
+  '25006',
 ]
 /** Node's socket errors: the server never answered. */
 const NETWORK_CODES = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']
