@@ -46,6 +46,11 @@ export interface ReplicatedPostgres {
   promote(): Promise<void>
   /** The dead node, rebuilt from the new primary, streams from it (synchronously when sync). */
   rejoin(): Promise<void>
+  /** Until the standby has replayed everything the primary has written so far. */
+  caughtUp(): Promise<void>
+  /** Stops the standby (fast shutdown): what the primary commits meanwhile never reaches it. */
+  stopStandby(): void
+  startStandby(): void
   stop(): Promise<void>
 }
 
@@ -165,6 +170,29 @@ export async function startReplicatedPostgres(o: { sync: boolean; synchronousCom
       if (o.sync) await sql(from, `ALTER SYSTEM SET synchronous_standby_names = '${n.name}'`, 'SELECT pg_reload_conf()')
       await streaming(from, n)
     },
+    caughtUp: async () => {
+      const p = new pg.Client({ connectionString: nodes[primary]!.url })
+      const st = new pg.Client({ connectionString: nodes[1 - primary]!.url })
+      await p.connect()
+      await st.connect()
+      try {
+        const lsn = (await p.query('SELECT pg_current_wal_lsn() AS l')).rows[0].l as string
+        const end = Date.now() + 30_000
+        while (!(await st.query('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok', [lsn])).rows[0].ok) {
+          if (Date.now() > end) throw new Error(`the standby did not replay up to ${lsn} within 30 s`)
+          await new Promise((r) => setTimeout(r, 20))
+        }
+      } finally {
+        await p.end()
+        await st.end()
+      }
+    },
+    stopStandby: () => {
+      const n = nodes[1 - primary]!
+      run('pg_ctl', ['-D', n.dataDir, '-m', 'fast', '-w', 'stop'])
+      running.delete(n)
+    },
+    startStandby: () => start(nodes[1 - primary]!),
     stop,
   }
 }
