@@ -20,6 +20,7 @@ import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { freePort } from './free-port.js'
+import { startLaggingLink, type LaggingLink } from './lagging-link.js'
 
 export const PG15_BIN = '/usr/lib/postgresql/15/bin'
 
@@ -46,6 +47,12 @@ export interface ReplicatedPostgres {
   promote(): Promise<void>
   /** The dead node, rebuilt from the new primary, streams from it (synchronously when sync). */
   rejoin(): Promise<void>
+  /**
+   * The dead node's data as it was when killed (every commit it made, told
+   * to its client or not), read through a server started on it alone, on a
+   * port no URL names, and stopped again. Before rejoin(), which replaces it.
+   */
+  inspectDead<T>(read: (url: string) => Promise<T>): Promise<T>
   /** Until the standby has replayed everything the primary has written so far. */
   caughtUp(): Promise<void>
   /** Stops the standby (fast shutdown): what the primary commits meanwhile never reaches it. */
@@ -58,7 +65,11 @@ export function debianPostgresMissing(): string | undefined {
   return existsSync(join(PG15_BIN, 'postgres')) ? undefined : `Debian's PostgreSQL 15 is not installed (${PG15_BIN}); apt-get install postgresql-15`
 }
 
-export async function startReplicatedPostgres(o: { sync: boolean; synchronousCommit?: 'on' | 'remote_apply' }): Promise<ReplicatedPostgres> {
+/**
+ * `lagMs`: the standby streams through a link with that latency (a standby
+ * in another zone), and killPrimary() cuts it, losing what was on its way.
+ */
+export async function startReplicatedPostgres(o: { sync: boolean; synchronousCommit?: 'on' | 'remote_apply'; lagMs?: number }): Promise<ReplicatedPostgres> {
   const root = userInfo().uid === 0
   const dir = mkdtempSync(join(tmpdir(), 'interlock-replicated-'))
   if (root) chownSync(dir, ...postgresIds())
@@ -71,7 +82,9 @@ export async function startReplicatedPostgres(o: { sync: boolean; synchronousCom
   let primary = 0
   let dead: number | undefined
   const running = new Set<PgNode>()
+  let link: LaggingLink | undefined
   const stop = async () => {
+    await link?.close()
     for (const n of running) {
       try {
         run('pg_ctl', ['-D', n.dataDir, '-m', 'immediate', 'stop'])
@@ -85,11 +98,11 @@ export async function startReplicatedPostgres(o: { sync: boolean; synchronousCom
     running.add(n)
   }
   /** A standby of `from`, from a fresh base backup; its own synchronous_standby_names empty (see above). */
-  const makeStandby = (n: PgNode, from: PgNode) => {
+  const makeStandby = (n: PgNode, from: PgNode, viaPort = from.port) => {
     rmSync(n.dataDir, { recursive: true, force: true })
     run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(from.port), '-U', 'postgres', '-D', n.dataDir, '-R', '--no-sync', '-X', 'stream'])
     appendFileSync(join(n.dataDir, 'postgresql.conf'), `\nport = ${n.port}\nsynchronous_standby_names = ''\n`)
-    appendFileSync(join(n.dataDir, 'postgresql.auto.conf'), `\nprimary_conninfo = 'host=127.0.0.1 port=${from.port} user=postgres application_name=${n.name}'\n`)
+    appendFileSync(join(n.dataDir, 'postgresql.auto.conf'), `\nprimary_conninfo = 'host=127.0.0.1 port=${viaPort} user=postgres application_name=${n.name}'\n`)
     start(n)
   }
   /** Until `standby` streams from `from` (and, sync, is its synchronous standby). */
@@ -124,7 +137,8 @@ export async function startReplicatedPostgres(o: { sync: boolean; synchronousCom
     )
     writeFileSync(join(first.dataDir, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n')
     start(first)
-    makeStandby(second, first)
+    if (o.lagMs) link = await startLaggingLink(first.port, o.lagMs)
+    makeStandby(second, first, link?.port)
     // Streaming, and (sync) counted as the synchronous standby, before anyone reads the settings.
     await streaming(first, second)
   } catch (e) {
@@ -142,11 +156,16 @@ export async function startReplicatedPostgres(o: { sync: boolean; synchronousCom
       const n = nodes[primary]!
       const postmaster = Number(readFileSync(join(n.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
       const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)]).toString().split(/\s+/).filter(Boolean).map(Number)
-      // The postmaster first, so that it restarts nothing; then every backend, the WAL sender among them.
-      for (const pid of [postmaster, ...children]) {
-        try {
-          process.kill(pid, 'SIGKILL')
-        } catch {}
+      // All at once, as a machine dies: every process stopped first (SIGSTOP), so that no backend
+      // commits and no WAL sender sends while the others are being killed; then SIGKILL.
+      for (const signal of ['SIGSTOP', 'SIGKILL'] as const) {
+        for (const pid of [postmaster, ...children]) {
+          try {
+            process.kill(pid, signal)
+          } catch {}
+        }
+        // And what was still on the network to the standby is lost with it.
+        if (signal === 'SIGSTOP') link?.cut()
       }
       const end = Date.now() + 10_000
       while ([postmaster, ...children].some(alive)) {
@@ -169,6 +188,17 @@ export async function startReplicatedPostgres(o: { sync: boolean; synchronousCom
       dead = undefined
       if (o.sync) await sql(from, `ALTER SYSTEM SET synchronous_standby_names = '${n.name}'`, 'SELECT pg_reload_conf()')
       await streaming(from, n)
+    },
+    inspectDead: async (read) => {
+      if (dead === undefined) throw new Error('no node is dead')
+      const n = nodes[dead]!
+      const port = await freePort()
+      run('pg_ctl', ['-D', n.dataDir, '-l', join(dir, `${n.name}-inspect.log`), '-o', `-p ${port} -c synchronous_standby_names=''`, '-w', 'start'])
+      try {
+        return await read(`postgresql://postgres@127.0.0.1:${port}/postgres`)
+      } finally {
+        run('pg_ctl', ['-D', n.dataDir, '-m', 'fast', '-w', 'stop'])
+      }
     },
     caughtUp: async () => {
       const p = new pg.Client({ connectionString: nodes[primary]!.url })
