@@ -65,18 +65,22 @@ export interface FailoverFigures {
   /** Per effect: id, target, state on the new primary, applications at the service. */
   effects: { id: string; target: string; state: string; applied: number }[]
   relayStderr: string
+  phases: string
 }
 
 const SETTLED = new Set(['committed', 'ambiguous', 'failed', 'rejected'])
 
 export async function failoverRun(o: FailoverRunOptions): Promise<FailoverFigures> {
   const { deploy, service } = o
+  const t0 = Date.now()
   const backlog = effectInputs(o.backlog, 64, `${o.prefix}-b`)
   for (let i = 0; i < backlog.length; i += 250) await Promise.all(backlog.slice(i, i + 250).map((e) => deploy.outbox.submit(e)))
   const args = ['--config', deploy.configFile, '--lease-ms', '2000', '--poll-ms', '100', '--concurrency', '16', '--log-format', 'json', ...(o.relayArgs ?? [])]
   const relays = o.relays ?? Array.from({ length: 3 }, (_, i) => startRelayProc(`${o.prefix}-relay-${i}`, args, deploy.dir))
   try {
+    const submittedAt = Date.now()
     await Promise.all(relays.map((r) => relayReady(r)))
+    const readyAt = Date.now()
     const settledCount = async () => {
       const c = await deploy.store.countByState()
       return c.COMMITTED + c.AMBIGUOUS + c.FAILED + c.REJECTED
@@ -126,6 +130,7 @@ export async function failoverRun(o: FailoverRunOptions): Promise<FailoverFigure
       'every effect to settle on the new primary',
       relays,
     )
+    const drainedAt = Date.now()
     for (const r of relays) r.child.kill('SIGTERM')
     const exits = await Promise.all(relays.map((r) => r.exited))
     exits.forEach((e, i) => {
@@ -173,6 +178,7 @@ export async function failoverRun(o: FailoverRunOptions): Promise<FailoverFigure
       states: stateTally,
       effects,
       relayStderr: stderr,
+      phases: `backlog submitted in ${submittedAt - t0} ms, relays ready ${readyAt - submittedAt} ms later, killed ${killAt - readyAt} ms later, all settled ${drainedAt - killAt} ms after the kill`,
     }
   } finally {
     for (const r of relays) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL')
@@ -227,6 +233,6 @@ export function figuresLine(name: string, f: FailoverFigures): string {
     `${name}: ${f.submitted} effects submitted (${f.agentSubmitted} by the agent during the run), ${f.appliedTwice} applied twice, ` +
     `${f.agentLost} submits lost, ${f.settledLost} of ${f.settledBeforeKill} effects settled before the kill lost their settling record, ${f.onlyOnDead ?? 'n/a'} records only on the dead primary; ` +
     `new primary ${f.promotedMs} ms after the kill, first dispatch on it ${f.firstDispatchMs} ms after the kill; ` +
-    `${f.rewoundLines} store-rewound lines; ${JSON.stringify(f.states)}`
+    `${f.rewoundLines} store-rewound lines; ${JSON.stringify(f.states)}; ${f.phases}`
   )
 }
