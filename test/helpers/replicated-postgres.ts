@@ -100,7 +100,7 @@ export async function startReplicatedPostgres(o: { sync: boolean; synchronousCom
   /** A standby of `from`, from a fresh base backup; its own synchronous_standby_names empty (see above). */
   const makeStandby = (n: PgNode, from: PgNode, viaPort = from.port) => {
     rmSync(n.dataDir, { recursive: true, force: true })
-    run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(from.port), '-U', 'postgres', '-D', n.dataDir, '-R', '--no-sync', '-X', 'stream'])
+    run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(from.port), '-U', 'postgres', '-D', n.dataDir, '-R', '--no-sync', '-X', 'stream', '--checkpoint=fast'])
     appendFileSync(join(n.dataDir, 'postgresql.conf'), `\nport = ${n.port}\nsynchronous_standby_names = ''\n`)
     appendFileSync(join(n.dataDir, 'postgresql.auto.conf'), `\nprimary_conninfo = 'host=127.0.0.1 port=${viaPort} user=postgres application_name=${n.name}'\n`)
     start(n)
