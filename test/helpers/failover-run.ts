@@ -23,10 +23,12 @@
  *   promotedMs: from the kill to the new primary.
  */
 import pg from 'pg'
+import { expect } from 'vitest'
 import { toEffect, type EffectInput } from '../../src/core/effect.js'
 import type { HttpService } from './http-service.js'
 import { relayReady, startRelayProc, type RelayProc } from './relay-procs.js'
-import { applications, effectInputs, type RelayDeployment } from './relay-setup.js'
+import { interlock } from './cli.js'
+import { applications, effectInputs, TIER_OF, type RelayDeployment } from './relay-setup.js'
 
 export interface FailoverRunOptions {
   deploy: RelayDeployment
@@ -235,4 +237,33 @@ export function figuresLine(name: string, f: FailoverFigures): string {
     `new primary ${f.promotedMs} ms after the kill, first dispatch on it ${f.firstDispatchMs} ms after the kill; ` +
     `${f.rewoundLines} store-rewound lines; ${JSON.stringify(f.states)}; ${f.phases}`
   )
+}
+
+/**
+ * What synchronous replication promises, asserted on a run: nothing the
+ * agent or a relay was told is missing, nothing applied twice, every effect
+ * COMMITTED and applied once (tier 1 and 2) or COMMITTED once or AMBIGUOUS
+ * (tier 3), the fencing tokens never went back, and `outbox verify` (the
+ * built CLI) is clean.
+ */
+export async function expectSafe(name: string, f: FailoverFigures, deploy: RelayDeployment): Promise<void> {
+  console.log(figuresLine(name, f))
+  expect(f.submitted).toBeGreaterThanOrEqual(1050)
+  expect(f.agentLost).toBe(0)
+  expect(f.settledLost).toBe(0)
+  expect(f.appliedTwice).toBe(0)
+  expect(f.rewoundLines).toBe(0)
+  for (const e of f.effects) {
+    if (TIER_OF[e.target] === 3) {
+      expect(['COMMITTED', 'AMBIGUOUS'], `${e.target} ${e.id}`).toContain(e.state)
+      expect(e.applied, `${e.target} ${e.id}`).toBeLessThanOrEqual(1)
+      if (e.state === 'COMMITTED') expect(e.applied, `${e.target} ${e.id}`).toBe(1)
+    } else {
+      expect(e.state, `${e.target} ${e.id}`).toBe('COMMITTED')
+      expect(e.applied, `${e.target} ${e.id}`).toBe(1)
+    }
+  }
+  expect(f.firstDispatchMs).toBeGreaterThan(0)
+  const verify = await interlock(['outbox', 'verify', '--config', deploy.configFile], { cwd: deploy.dir })
+  expect(verify.code, verify.stdout + verify.stderr).toBe(0)
 }
