@@ -1,6 +1,8 @@
 /** A failing store operation in the relay's log: once, a reminder at a bounded interval, then its recovery; and the /healthz verdict. */
 import { describe, expect, it } from 'vitest'
+import { StoreUnavailableError } from '../../src/core/errors.js'
 import { Conditions } from '../../src/core/relay/conditions.js'
+import { pgError } from '../../src/core/stores/postgres/errors.js'
 import { healthStatus } from '../../src/core/relay/progress.js'
 import { RelayLog } from '../../src/core/relay/relay-log.js'
 
@@ -45,6 +47,24 @@ describe('failing conditions', () => {
   })
 })
 
+describe('an unreachable store', () => {
+  it('is told from a slow one by the error: refused or dropped connections, a standby, no host qualifying; not a lock timeout', () => {
+    const h = harness()
+    const refused = pgError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), 'claiming effects', 'db')
+    expect(refused).toBeInstanceOf(StoreUnavailableError)
+    h.conditions.failed('claim', 'claiming effects', refused)
+    expect(h.conditions.unreachable(['claim'])).toMatchObject({ key: 'claim', unreachable: true })
+    h.conditions.failed('claim', 'claiming effects', pgError(Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' }), 'claiming effects', 'db'))
+    expect(h.conditions.unreachable(['claim'])).toBeUndefined()
+    for (const code of ['08001', '08006', '57P01', '25006']) {
+      h.conditions.failed('claim', 'claiming effects', pgError(Object.assign(new Error(code), { code }), 'claiming effects', 'db'))
+      expect(h.conditions.unreachable(['claim']), code).toBeDefined()
+    }
+    h.conditions.ok('claim')
+    expect(h.conditions.unreachable(['claim'])).toBeUndefined()
+  })
+})
+
 describe('/healthz verdict', () => {
   const base = { stopping: false, idle: false, stallMs: 1_000, view: { sinceProgressMs: 0 } }
   it('ok while progress is recent; stalled when work waits and nothing moved; idle is never stalled', () => {
@@ -56,8 +76,14 @@ describe('/healthz verdict', () => {
   it('a store call pending too long, or a work operation failing too long, is unhealthy even when idle; draining says so first', () => {
     expect(healthStatus({ ...base, idle: true, view: { sinceProgressMs: 0, pending: { what: 'claim', ms: 1_000 } } })).toBe('store call pending')
     expect(healthStatus({ ...base, idle: true, view: { sinceProgressMs: 0, pending: { what: 'claim', ms: 999 } } })).toBe('ok')
-    const failing = { key: 'claim', what: 'claiming effects', failingMs: 1_500, attempts: 4, lastError: 'x' }
+    const failing = { key: 'claim', what: 'claiming effects', failingMs: 1_500, attempts: 4, lastError: 'x', unreachable: false }
     expect(healthStatus({ ...base, idle: true, failing })).toBe('store failing')
     expect(healthStatus({ ...base, stopping: true, failing })).toBe('draining')
+  })
+
+  it('a work operation that could not reach the store at all is unhealthy at once (a primary dead, no standby promoted yet)', () => {
+    const unreachable = { key: 'claim', what: 'claiming effects', failingMs: 10, attempts: 1, lastError: 'no host accepted a read-write session', unreachable: true }
+    expect(healthStatus({ ...base, idle: true, failing: unreachable, unreachable })).toBe('store unreachable')
+    expect(healthStatus({ ...base, stopping: true, failing: unreachable, unreachable })).toBe('draining')
   })
 })

@@ -10,6 +10,7 @@
  * Each operation is its own condition: a heartbeat that succeeds says nothing
  * about claims that keep failing.
  */
+import { StoreUnavailableError } from '../errors.js'
 import { secondsText, type RelayLog } from './relay-log.js'
 
 interface Failing {
@@ -18,6 +19,7 @@ interface Failing {
   attempts: number
   lastError: string
   lastLoggedAt: number
+  unreachable: boolean
 }
 
 export interface FailingCondition {
@@ -26,6 +28,8 @@ export interface FailingCondition {
   failingMs: number
   attempts: number
   lastError: string
+  /** The last attempt failed to reach the store at all (its server down, or a standby now). */
+  unreachable: boolean
 }
 
 export class Conditions {
@@ -41,16 +45,18 @@ export class Conditions {
   /** One failed attempt of `key` ("claiming effects" is `what`). */
   failed(key: string, what: string, error: unknown, fields: { effectId?: string; target?: string } = {}): void {
     const message = error instanceof Error ? error.message : String(error)
+    const unreachable = error instanceof StoreUnavailableError && error.context.unreachable === true
     const now = this.now()
     const f = this.failing.get(key)
     if (!f) {
-      this.failing.set(key, { what, since: now, attempts: 1, lastError: message, lastLoggedAt: now })
+      this.failing.set(key, { what, since: now, attempts: 1, lastError: message, lastLoggedAt: now, unreachable })
       const on = fields.effectId ? ` (effect ${fields.effectId})` : ''
       this.log.emit({ level: 'error', event: 'failing', condition: key, reason: message, ...fields, msg: `${what} failed${on}: ${message}; retrying` })
       return
     }
     f.attempts++
     f.lastError = message
+    f.unreachable = unreachable
     if (now - f.lastLoggedAt < this.reminderMs) return
     f.lastLoggedAt = now
     const failingMs = Math.round(now - f.since)
@@ -88,8 +94,13 @@ export class Conditions {
       const f = this.failing.get(key)
       if (!f) continue
       const failingMs = this.now() - f.since
-      if (!worst || failingMs > worst.failingMs) worst = { key, what: f.what, failingMs, attempts: f.attempts, lastError: f.lastError }
+      if (!worst || failingMs > worst.failingMs) worst = { key, what: f.what, failingMs, attempts: f.attempts, lastError: f.lastError, unreachable: f.unreachable }
     }
     return worst
+  }
+
+  /** The longest-failing of these conditions whose last attempt could not reach the store, if any. */
+  unreachable(keys: readonly string[]): FailingCondition | undefined {
+    return this.longest(keys.filter((k) => this.failing.get(k)?.unreachable))
   }
 }

@@ -87,13 +87,19 @@ function isPromise(v: unknown): v is Promise<unknown> {
   return typeof (v as { then?: unknown } | null)?.then === 'function'
 }
 
-export type HealthStatus = 'ok' | 'draining' | 'store call pending' | 'store failing' | 'stalled'
+export type HealthStatus = 'ok' | 'draining' | 'store unreachable' | 'store call pending' | 'store failing' | 'stalled'
 
 export interface HealthInputs {
   stopping: boolean
   view: ProgressView
   /** The longest-failing store operation the work needs, if any. */
   failing?: FailingCondition
+  /**
+   * Such an operation whose last attempt could not reach the store (a primary
+   * dead, a standby not yet promoted): unhealthy at once, not after stallMs,
+   * since nothing can be claimed or recorded until it answers again.
+   */
+  unreachable?: FailingCondition
   /** Nothing in flight and the last claim found nothing. */
   idle: boolean
   stallMs: number
@@ -102,6 +108,7 @@ export interface HealthInputs {
 /** The /healthz verdict, first reason first. */
 export function healthStatus(h: HealthInputs): HealthStatus {
   if (h.stopping) return 'draining'
+  if (h.unreachable) return 'store unreachable'
   if (h.view.pending && h.view.pending.ms >= h.stallMs) return 'store call pending'
   if (h.failing && h.failing.failingMs >= h.stallMs) return 'store failing'
   if (!h.idle && h.view.sinceProgressMs >= h.stallMs) return 'stalled'

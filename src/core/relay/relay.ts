@@ -193,6 +193,8 @@ export class Relay {
   private otel: MetricsBridge | null = null
   /** The last claim answered and found nothing: with nothing in flight, the relay is idle, not stalled. */
   private lastClaimFoundNothing = false
+  /** The highest fencing token this relay's claims were given (noticeRewind). */
+  private highestToken = -Infinity
   private lastForgetAt = -Infinity
   private lastWaitingCountAt = -Infinity
   private counting: Promise<void> | null = null
@@ -386,6 +388,11 @@ export class Relay {
             return got
           }, { parent: ROOT_CONTEXT })
           this.storeOk('claim')
+          // Giving back and parking are not tried again when they fail (the lease runs out on its own):
+          // once the store answers claims, nothing of theirs is left failing.
+          this.storeOk('release')
+          this.storeOk('park')
+          this.noticeRewind(claimed)
           this.metrics.lastClaimAt = this.now().getTime()
           this.lastClaimFoundNothing = claimed.length === 0
           // Work claimed is progress; so is finding none with nothing in flight (idle).
@@ -413,6 +420,35 @@ export class Relay {
       }
       await this.pause(this.pollMs)
     }
+  }
+
+  /**
+   * One relay's claims are sent one after another, and a store's fencing
+   * tokens only grow (a PostgreSQL sequence; a counter row on SQLite): a
+   * token not above one this relay was given before means the store went
+   * back in time. After a failover to a standby that was not synchronous
+   * (or a restore), the server lacks commits this relay saw, DISPATCHED
+   * records among them: said loudly, once per claim that shows it. Fencing
+   * still holds (leaseOf compares claims, not tokens, and the store compares
+   * (relay, token)); what it cannot undo is a lost DISPATCHED.
+   */
+  private noticeRewind(claimed: readonly ClaimedEffect[]): void {
+    let low = Infinity
+    let high = this.highestToken
+    for (const c of claimed) {
+      if (c.lease.token <= this.highestToken) low = Math.min(low, c.lease.token)
+      high = Math.max(high, c.lease.token)
+    }
+    if (low !== Infinity) {
+      this.log.emit({
+        level: 'error',
+        event: 'store-rewound',
+        token: low,
+        highestToken: this.highestToken,
+        msg: `the store handed out fencing token ${low}, not above ${this.highestToken} which this relay was given before: its server lacks commits this relay saw (a failover to a standby that was not synchronous, or a restore); effects whose DISPATCHED record was lost may be sent again`,
+      })
+    }
+    this.highestToken = high
   }
 
   private accept(c: ClaimedEffect, sentAt: number): void {
@@ -456,14 +492,16 @@ export class Relay {
    */
   private leaseOf(effectId: string): Lease | undefined {
     const w = this.working.getStore()
-    if (w && w.effectId === effectId) return this.book.lease(effectId)?.token === w.lease.token ? w.lease : undefined
+    // The claim itself, not its token: after a failover that lost commits, the new primary may hand
+    // this relay a token it held before (README.md, "Failover"), and the older work must not pass for the newer.
+    if (w && w.effectId === effectId) return this.book.lease(effectId) === w.lease ? w.lease : undefined
     return this.book.lease(effectId)
   }
 
   private async process(c: ClaimedEffect): Promise<void> {
     const id = c.snapshot.effect.id
     // A later claim of this effect by this relay took over the book's entry: that claim's work carries it on.
-    if (this.book.lease(id)?.token !== c.lease.token) return
+    if (this.book.lease(id) !== c.lease) return
     // In the trace of whoever asked for the effect (journaled with it), however long ago and wherever that was.
     const parent = contextOfTrace(c.snapshot.effect.trace) ?? ROOT_CONTEXT
     return this.working.run({ effectId: id, target: c.snapshot.effect.target, lease: c.lease, lost: false }, () =>
@@ -479,7 +517,7 @@ export class Relay {
 
   private async work1(c: ClaimedEffect): Promise<void> {
     const row = c.snapshot
-    const ours = () => this.book.lease(row.effect.id)?.token === c.lease.token
+    const ours = () => this.book.lease(row.effect.id) === c.lease
     try {
       const check = await this.checkJournal(row)
       // A relay whose lease ran out may see the effect moved on by the relay that took it over: not an edit.
@@ -622,7 +660,8 @@ export class Relay {
 
   private async renew(): Promise<void> {
     const refs = this.book.refs()
-    if (refs.length === 0) return
+    // Nothing held, nothing to renew: a renewal that failed before (the store down) has nothing left failing.
+    if (refs.length === 0) return this.storeOk('renew')
     const sentAt = this.monotonic()
     try {
       const kept = await this.store.renewLease(this.id, refs, this.leaseMs)
@@ -719,8 +758,9 @@ export class Relay {
   private healthReport(): { ok: boolean; body: Record<string, unknown> } {
     const view = this.progress.view()
     const failing = this.conditions.longest(WORK_CONDITIONS)
+    const unreachable = this.conditions.unreachable(WORK_CONDITIONS)
     const idle = this.metrics.inFlight === 0 && this.lastClaimFoundNothing
-    const status = healthStatus({ stopping: this.stopping, view, failing, idle, stallMs: this.stallMs })
+    const status = healthStatus({ stopping: this.stopping, view, failing, unreachable, idle, stallMs: this.stallMs })
     return {
       ok: status === 'ok',
       body: {
@@ -732,7 +772,7 @@ export class Relay {
         idle,
         sinceProgressMs: Math.round(view.sinceProgressMs),
         pendingStoreCall: view.pending ? { call: view.pending.what, ms: Math.round(view.pending.ms) } : null,
-        failing: failing ? { what: failing.what, ms: Math.round(failing.failingMs), attempts: failing.attempts, error: failing.lastError } : null,
+        failing: failing ? { what: failing.what, ms: Math.round(failing.failingMs), attempts: failing.attempts, error: failing.lastError, unreachable: failing.unreachable } : null,
         storeFailingMs: failing ? Math.round(failing.failingMs) : 0,
         stallMs: this.stallMs,
       },

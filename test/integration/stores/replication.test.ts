@@ -65,7 +65,7 @@ describe('on real servers', { timeout: 120_000 }, () => {
   it('reads each server for what it is: asynchronous, synchronous, a standby, a single server', async () => {
     expect(replicationVerdict(await facts(async.primaryUrl), false)).toMatchObject({ ok: false, detail: expect.stringContaining('1 standby streams from it asynchronously (synchronous_standby_names is empty)') })
     expect(replicationVerdict(await facts(async.primaryUrl), true)).toMatchObject({ ok: true, accepted: true })
-    expect(replicationVerdict(await facts(sync.primaryUrl), false)).toMatchObject({ ok: true, detail: expect.stringContaining("synchronous_standby_names = 'standby1'") })
+    expect(replicationVerdict(await facts(sync.primaryUrl), false)).toMatchObject({ ok: true, detail: expect.stringContaining("synchronous_standby_names = 'node2'") })
     expect(replicationVerdict(await facts(async.standbyUrl), true)).toMatchObject({ ok: false, detail: expect.stringContaining('a standby (in recovery)') })
     // The run's own server: nothing streams from it.
     expect(replicationVerdict(await facts(inject('pgUrl')), false)).toMatchObject({ ok: true, detail: expect.stringContaining('a single server') })

@@ -23,11 +23,30 @@ const TRANSIENT_CODES = [
   '40001', // serialization_failure
   '40P01', // deadlock_detected
   '55P03', // lock_not_available
+  // read_only_sql_transaction: a write reached a standby, or a primary being demoted; after a
+  // failover the connection is dropped and the next one finds the new primary (hosts.ts).
+  '25006',
 ]
 /** Node's socket errors: the server never answered. */
 const NETWORK_CODES = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']
 /** pg's own wording when the connection drops or never comes (it sets no code). */
 const DRIVER_MESSAGES = [/connection terminated/i, /timeout exceeded when trying to connect/i, /connection error/i, /not queryable/i, /server closed the connection/i]
+
+/** SQLSTATEs that say the server itself is gone, going, or no longer the primary. */
+const UNREACHABLE_CODES = ['57P01', '57P02', '57P03', '25006']
+
+/**
+ * The failure was reaching the server at all (refused, dropped, shutting
+ * down, a standby now), not a slow or locked statement: a relay says so on
+ * /healthz at once (context.unreachable).
+ */
+export function isUnreachablePgError(e: unknown): boolean {
+  const code = typeof (e as { code?: unknown })?.code === 'string' ? (e as { code: string }).code : ''
+  if (code.length === 5 && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || UNREACHABLE_CODES.includes(code)
+  if (NETWORK_CODES.includes(code)) return true
+  const message = e instanceof Error ? e.message : String(e)
+  return DRIVER_MESSAGES.some((m) => m.test(message))
+}
 
 export function isTransientPgError(e: unknown): boolean {
   const code = typeof (e as { code?: unknown })?.code === 'string' ? (e as { code: string }).code : ''
@@ -52,7 +71,7 @@ export function pgError(e: unknown, what: string, where: string, unconfirmed = f
       hint: unconfirmed
         ? 'The commit was not confirmed; nothing was dispatched. Recovery will find out what was written.'
         : 'Check that PostgreSQL is running and reachable with [store] url; retry once it is.',
-      context: { code },
+      context: { code, ...(isUnreachablePgError(e) ? { unreachable: true } : {}) },
       cause: e,
     })
   }

@@ -8,9 +8,10 @@
  * one (listener reconnecting, server restarted) costs a poll interval, never
  * correctness: every listener also polls.
  */
-import pg from 'pg'
+import type pg from 'pg'
 import type { State } from '../../lifecycle.js'
 import type { StoreEvent } from '../store.js'
+import { newClient } from './connect.js'
 
 const CHANNELS: Record<StoreEvent, string> = { ready: 'interlock_ready', settled: 'interlock_settled' }
 
@@ -58,7 +59,7 @@ export class NotificationListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, application_name: 'interlock listen', connectionTimeoutMillis: 5_000 })
+    const client = newClient(this.url, { application_name: 'interlock listen', connectionTimeoutMillis: 5_000 })
     const lost = () => {
       if (this.client === client) this.client = null
       client.end().catch(() => {})
