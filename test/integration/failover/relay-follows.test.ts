@@ -17,7 +17,6 @@
  *   happened (store-rewound), since the tokens it is given are not above
  *   those it held.
  */
-import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateKeyPair } from '../../../src/core/crypto/keys.js'
 import { Outbox } from '../../../src/core/outbox/outbox.js'
@@ -26,6 +25,7 @@ import { Relay } from '../../../src/core/relay/relay.js'
 import { openStore } from '../../../src/core/stores/open.js'
 import type { Store } from '../../../src/core/stores/store.js'
 import { CountingTarget } from '../../helpers/counting-target.js'
+import { recordHashes } from '../../helpers/failover-run.js'
 import { debianPostgresMissing, startReplicatedPostgres, type ReplicatedPostgres } from '../../helpers/replicated-postgres.js'
 
 const missing = debianPostgresMissing()
@@ -110,14 +110,14 @@ describe('a relay across a failover', { timeout: 150_000 }, () => {
     cluster.stopStandby()
     await relay.start()
     await until(() => settled(store, 20), 30_000, 'the 20 effects to be committed on the primary')
-    const told = await records(cluster.primary().url)
+    const told = await recordHashes(cluster.primary().url)
 
     await cluster.killPrimary()
     cluster.startStandby()
     await cluster.promote()
     await until(() => settled(store, 20), 60_000, 'the 20 effects to settle again on the promoted standby')
     await relay.stop()
-    const kept = await records(cluster.primary().url)
+    const kept = await recordHashes(cluster.primary().url)
 
     const twice = ids.filter((id) => target.count(id) === 2)
     const lost = [...told].filter((h) => !kept.has(h)).length
@@ -129,14 +129,3 @@ describe('a relay across a failover', { timeout: 150_000 }, () => {
     expect(lines.find((l) => l.includes('fencing token'))).toMatch(/its server lacks commits this relay saw/)
   })
 })
-
-/** The hashes of the journal records on a server. */
-async function records(url: string): Promise<Set<string>> {
-  const c = new pg.Client({ connectionString: url })
-  await c.connect()
-  try {
-    return new Set((await c.query('SELECT hash FROM interlock.journal_records')).rows.map((r) => r.hash as string))
-  } finally {
-    await c.end()
-  }
-}

@@ -14,9 +14,8 @@
  * effect whose DISPATCHED was durable when its relay lost the primary), no
  * relay saw the fencing tokens go back, and `outbox verify` is clean.
  */
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { expectSafe, failoverRun } from '../../helpers/failover-run.js'
+import { expectSafe, failoverRun, recordHashes } from '../../helpers/failover-run.js'
 import { startHttpService, type HttpService } from '../../helpers/http-service.js'
 import { debianPostgresMissing, startReplicatedPostgres, type ReplicatedPostgres } from '../../helpers/replicated-postgres.js'
 import { relayDeployment, type RelayDeployment } from '../../helpers/relay-setup.js'
@@ -40,16 +39,7 @@ afterAll(async () => {
   await cluster?.stop()
 })
 
-const deadHashes = () =>
-  cluster.inspectDead(async (url) => {
-    const c = new pg.Client({ connectionString: url })
-    await c.connect()
-    try {
-      return new Set((await c.query('SELECT hash FROM interlock.journal_records')).rows.map((r) => r.hash as string))
-    } finally {
-      await c.end()
-    }
-  })
+const deadHashes = () => cluster.inspectDead(recordHashes)
 
 describe('synchronous replication: two failovers', () => {
   it('1,000 effects, the primary killed mid-run, the standby promoted: nothing lost, nothing applied twice', { timeout: 240_000 }, async () => {
