@@ -27,13 +27,15 @@ describe('grantsSql', () => {
   it('gives the relay its column-wise writes, the lease sequence and the append and claim functions; never INSERT on effects or journals', () => {
     expect(grantsTo(sql, 'relay')).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "relay";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "relay";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads, "ops".seals TO "relay";',
       'GRANT INSERT ON "ops".journal_records TO "relay";',
       'GRANT UPDATE (head_seq, head_hash) ON "ops".journals TO "relay";',
       'GRANT UPDATE (state, last_seq, detail, updated_at, lease_relay, lease_token, lease_expires) ON "ops".effects TO "relay";',
       'GRANT INSERT, UPDATE (info, last_seen), DELETE ON "ops".relays TO "relay";',
       'GRANT USAGE ON SEQUENCE "ops".lease_tokens TO "relay";',
       'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_chain, "ops".append_chains, "ops".append_each, "ops".append_step, "ops".claim TO "relay";',
+      'GRANT INSERT ON "ops".seals TO "relay";',
+      'GRANT USAGE ON SEQUENCE "ops".seals_id_seq TO "relay";',
       'GRANT INSERT ON "ops".checkpoints TO "relay";',
     ])
   })
@@ -42,13 +44,15 @@ describe('grantsSql', () => {
     const operator = grantsTo(sql, 'ops_team')
     expect(operator).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "ops_team";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "ops_team";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads, "ops".seals TO "ops_team";',
       'GRANT INSERT ON "ops".journal_records TO "ops_team";',
       'GRANT INSERT (journal, head_seq, head_hash), UPDATE (head_seq, head_hash) ON "ops".journals TO "ops_team";',
       'GRANT INSERT (id, journal, thread, target, action, tier, effect, state, last_seq, detail, created_at, updated_at), UPDATE (state, last_seq, detail, updated_at) ON "ops".effects TO "ops_team";',
       'GRANT EXECUTE ON FUNCTION "ops".append, "ops".append_chain, "ops".append_chains, "ops".append_each, "ops".append_step, "ops".remember_read TO "ops_team";',
       'GRANT SELECT ON "ops".own_thread_reads TO "ops_team";',
       'GRANT INSERT ON "ops".checkpoints TO "ops_team";',
+      'GRANT INSERT ON "ops".seals TO "ops_team";',
+      'GRANT USAGE ON SEQUENCE "ops".seals_id_seq TO "ops_team";',
     ])
     expect(operator.join('\n')).not.toMatch(/lease|claim|proposed_by|started_by|propose\b/)
   })
@@ -56,7 +60,7 @@ describe('grantsSql', () => {
   it('gives the read-only role SELECT on the tables, and checks it holds no more', () => {
     expect(grantsTo(sql, 'auditor')).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "auditor";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "auditor";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads, "ops".seals TO "auditor";',
     ])
   })
 
@@ -64,7 +68,7 @@ describe('grantsSql', () => {
     const pruner = grantsTo(sql, 'janitor')
     expect(pruner).toEqual([
       'GRANT USAGE ON SCHEMA "ops" TO "janitor";',
-      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads TO "janitor";',
+      'GRANT SELECT ON "ops".schema_migrations, "ops".effects, "ops".journal_records, "ops".journals, "ops".relays, "ops".checkpoints, "ops".journal_bases, "ops".thread_reads, "ops".seals TO "janitor";',
       'GRANT DELETE ON "ops".journal_records, "ops".effects TO "janitor";',
       'GRANT INSERT ON "ops".checkpoints TO "janitor";',
       'GRANT INSERT, UPDATE ON "ops".journal_bases TO "janitor";',
