@@ -7,13 +7,14 @@
 -- lock: none: a new table and its sequence; no table that exists is touched.
 --
 -- `at` is the commit's time, which each record it covers carries too (the
--- text the hash covers): the records of one effect find their seals by it
--- (an index of one entry per commit, not per record). `seal` is the stored
--- seal's JSON; verify reads and judges all of it, trusting no column.
+-- text the hash covers): the records of one effect find their seals by it,
+-- along the primary key (one entry per commit, not per record). `id` keeps
+-- the order written. `seal` is the stored seal's JSON; verify reads and
+-- judges all of it, trusting no column.
 
 CREATE TABLE :"schema".seals (
-  id   bigserial PRIMARY KEY,
   at   text NOT NULL,
-  seal text NOT NULL
+  id   bigserial,
+  seal text NOT NULL,
+  PRIMARY KEY (at, id)
 );
-CREATE INDEX seals_at_idx ON :"schema".seals (at);
