@@ -41,7 +41,7 @@ export class SealIndex {
     problem: (message: string) => void,
   ) {
     const verify = nativeVerifier()
-    const places = new Map<string, { digest: string; statement: SealStatement }>()
+    const places = new Map<string, string>()
     const read: { seal: StoredSeal; digest: string }[] = []
     for (const [i, v] of seals.entries()) {
       const seal = readSeal(v)
@@ -51,28 +51,29 @@ export class SealIndex {
         continue
       }
       const st = seal.statement
-      const place = `${st.signer}\u0000${st.run}\u0000${st.n}`
+      const place = placeOf(st, st.n)
       const digest = sealDigest(seal)
       const first = places.get(place)
       if (first) {
         this.counts.invalid++
-        problem(`${name(st)} appears ${first.digest === digest ? 'twice: copied in again' : 'twice with different contents: one is forged'}; the second is not trusted`)
+        problem(`${name(st)} appears ${first === digest ? 'twice: copied in again' : 'twice with different contents: one is forged'}; the second is not trusted`)
         continue
       }
-      places.set(place, { digest, statement: st })
+      places.set(place, digest)
       read.push({ seal, digest })
     }
     // First each seal's signature, then each trusted seal's place in its run against the trusted seal before it
     // (an altered seal must not take the seal after it down with it).
-    const trusted = new Map<string, { seal: StoredSeal; digest: string } | 'unchecked'>()
+    const trusted = new Map<string, { seal: StoredSeal; digest: string }>()
+    const unchecked: StoredSeal[] = []
     for (const { seal, digest } of read) {
       const st = seal.statement
-      const place = `${st.signer}\u0000${st.run}\u0000${st.n}`
+      const place = placeOf(st, st.n)
       let candidates: string[]
       if (st.role === 'operator') candidates = [keys.operators.get(st.signer)].filter((k): k is string => k !== undefined)
       else {
         if (keys.relays.length === 0) {
-          trusted.set(place, 'unchecked')
+          unchecked.push(seal)
           continue
         }
         // As for record signatures: a relay keeps its id across key rotations; a given key equal to the one named counts too.
@@ -91,27 +92,23 @@ export class SealIndex {
       )
     }
     for (const [place, t] of trusted) {
-      if (t === 'unchecked') continue
       const st = t.seal.statement
-      const before = st.n > 1 ? trusted.get(`${st.signer}\u0000${st.run}\u0000${st.n - 1}`) : undefined
-      if ((st.n === 1 && st.prev !== null) || (before && before !== 'unchecked' && st.prev !== before.digest)) {
+      const before = st.n > 1 ? trusted.get(placeOf(st, st.n - 1)) : undefined
+      if ((st.n === 1 && st.prev !== null) || (before && st.prev !== before.digest)) {
         this.counts.invalid++
         problem(`${name(st)} does not follow the seal before it in its run: it was forged or moved`)
         trusted.delete(place)
       }
     }
     for (const t of trusted.values()) {
-      if (t === 'unchecked') continue
       this.counts.valid++
       const st = t.seal.statement
       const by: SealedBy = { signer: st.signer, role: st.role, n: st.n, run: st.run }
       for (const h of st.records) this.covered.set(h, by)
     }
-    for (const { seal } of read) {
-      const st = seal.statement
-      if (trusted.get(`${st.signer}\u0000${st.run}\u0000${st.n}`) !== 'unchecked') continue
+    for (const seal of unchecked) {
       this.counts.unchecked++
-      for (const h of st.records) if (!this.covered.has(h)) this.covered.set(h, 'unchecked')
+      for (const h of seal.statement.records) if (!this.covered.has(h)) this.covered.set(h, 'unchecked')
     }
   }
 
@@ -119,6 +116,11 @@ export class SealIndex {
   sealed(hash: string): SealedBy | undefined {
     return this.covered.get(hash)
   }
+}
+
+/** A seal's place in its writer's run: number n of the run. */
+function placeOf(st: Pick<SealStatement, 'signer' | 'run'>, n: number): string {
+  return `${st.signer}\u0000${st.run}\u0000${n}`
 }
 
 function name(st: Pick<SealStatement, 'signer' | 'role' | 'run' | 'n'>): string {
