@@ -7,10 +7,11 @@
  * origin only (a path can hold a token too: webhook URLs) and bodies are
  * scrubbed of header values before they reach an error or a receipt.
  */
-import { Agent, request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { parseBody, readLimited, scrub, scrubValue, secretsOf } from './body.js'
 import { faultFromError, requestLabel, type Answer } from './faults.js'
 import { fenced, guardOf, type RequestGuard } from './fence.js'
+import { LazyDispatcher, undici } from './lazy-undici.js'
 
 export interface HttpClientSettings {
   /** Headers sent with every request; their values are treated as secrets. */
@@ -38,12 +39,10 @@ export interface HttpAnswer extends Answer {
 }
 
 export class HttpClient {
-  private readonly dispatcher: Dispatcher
-  private readonly ownsDispatcher: boolean
+  private readonly dispatcher: LazyDispatcher
   private readonly secrets: string[]
   private readonly headers: Record<string, string>
   readonly now: () => number
-  private closing?: Promise<void>
 
   constructor(
     readonly name: string,
@@ -51,14 +50,7 @@ export class HttpClient {
     options: HttpClientOptions = {},
   ) {
     this.headers = { ...(settings.headers ?? {}) }
-    this.ownsDispatcher = !options.dispatcher
-    this.dispatcher =
-      options.dispatcher ??
-      new Agent({
-        connect: { timeout: settings.connectTimeoutMs },
-        headersTimeout: settings.timeoutMs,
-        bodyTimeout: settings.timeoutMs,
-      })
+    this.dispatcher = new LazyDispatcher(settings, options.dispatcher)
     this.secrets = secretsOf([...Object.values(this.headers), ...(options.secrets ?? [])])
     this.now = options.now ?? Date.now
   }
@@ -78,11 +70,12 @@ export class HttpClient {
     const where = this.where(method, url)
     const { signal, fence } = guardOf(guard)
     try {
+      const [{ request }, dispatcher] = await Promise.all([undici(), this.dispatcher.get()])
       const res = await request(url, {
         method: method as Dispatcher.HttpMethod,
         headers,
         body,
-        dispatcher: fenced(this.dispatcher, fence, where),
+        dispatcher: fenced(dispatcher, fence, where),
         signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
       })
       const raw = await readLimited(res.body)
@@ -101,8 +94,7 @@ export class HttpClient {
   }
 
   /** Idempotent: a target may be closed by its gate and by whoever made it. */
-  async close(): Promise<void> {
-    if (this.ownsDispatcher && !this.closing) this.closing = this.dispatcher.close()
-    await this.closing
+  close(): Promise<void> {
+    return this.dispatcher.close()
   }
 }

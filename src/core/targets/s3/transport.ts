@@ -9,11 +9,12 @@
  * opened), errors name a request by method and origin only, and `text` is
  * scrubbed of the secrets before a caller can put it in an error or receipt.
  */
-import { Agent, request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import type { JsonValue } from '../../canonical-json.js'
 import { parseBody, scrub, secretsOf } from '../http/body.js'
 import { faultFromError, requestLabel } from '../http/faults.js'
 import { fenced, type Fence } from '../http/fence.js'
+import { LazyDispatcher, undici } from '../http/lazy-undici.js'
 
 export interface TransportSettings {
   /** Total time for one request, headers and body. */
@@ -57,8 +58,7 @@ export interface HttpResponse {
 const DEFAULT_LIMIT = 1024 * 1024
 
 export class Transport {
-  private readonly dispatcher: Dispatcher
-  private readonly ownsDispatcher: boolean
+  private readonly dispatcher: LazyDispatcher
   private readonly secrets: string[]
 
   constructor(
@@ -67,25 +67,19 @@ export class Transport {
     private readonly settings: TransportSettings,
     options: TransportOptions = {},
   ) {
-    this.ownsDispatcher = !options.dispatcher
-    this.dispatcher =
-      options.dispatcher ??
-      new Agent({
-        connect: { timeout: settings.connectTimeoutMs },
-        headersTimeout: settings.timeoutMs,
-        bodyTimeout: settings.timeoutMs,
-      })
+    this.dispatcher = new LazyDispatcher(settings, options.dispatcher)
     this.secrets = secretsOf(options.secrets ?? [])
   }
 
   async send(x: HttpExchange): Promise<HttpResponse> {
     const deadline = AbortSignal.timeout(this.settings.timeoutMs)
     try {
+      const [{ request }, dispatcher] = await Promise.all([undici(), this.dispatcher.get()])
       const res = await request(x.url, {
         method: x.method as Dispatcher.HttpMethod,
         headers: x.headers,
         body: x.body,
-        dispatcher: fenced(this.dispatcher, x.fence, this.where(x.method, x.url)),
+        dispatcher: fenced(dispatcher, x.fence, this.where(x.method, x.url)),
         signal: x.signal ? AbortSignal.any([deadline, x.signal]) : deadline,
       })
       const { bytes, truncated } = await readBytes(res.body, x.limit ?? DEFAULT_LIMIT)
@@ -105,8 +99,8 @@ export class Transport {
     return requestLabel(this.label, method, url)
   }
 
-  async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close()
+  close(): Promise<void> {
+    return this.dispatcher.close()
   }
 }
 
