@@ -5,22 +5,33 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import { default as addFormats } from 'ajv-formats'
+import { createRequire } from 'node:module'
 import { depthProblem } from './depth.js'
 import { tomlKeyPath } from './key-path.js'
 import { isNotaryKey, notaryRefusal } from './notary-targets.js'
 import { configSchema } from './schema.js'
+import { AJV_OPTIONS, CUSTOM_KEYWORDS } from './validator-options.js'
 import { editDistance } from '../edit-distance.js'
 
 export { tomlKeyPath }
 
-let compiled: ReturnType<Ajv['compile']> | undefined
+let compiled: ValidateFunction | undefined
 
-function validator(): ReturnType<Ajv['compile']> {
+/**
+ * The built CLI's validator, compiled by the build (scripts/copy-assets.mjs)
+ * beside this file; from source (tests, tsx) there is none, and the schema is
+ * compiled here the same way.
+ */
+function validator(): ValidateFunction {
   if (!compiled) {
-    // verbose: the problem wording needs the failing schema (allowed keys, pattern messages).
-    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictTypes: false, strictRequired: false })
-    ajv.addKeyword({ keyword: 'patternErrorMessage', schemaType: 'string' })
-    compiled = ajv.compile(configSchema)
+    try {
+      compiled = createRequire(import.meta.url)('./config-validator.cjs') as ValidateFunction
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw e
+      const ajv = new Ajv(AJV_OPTIONS)
+      for (const k of CUSTOM_KEYWORDS) ajv.addKeyword(k)
+      compiled = ajv.compile(configSchema)
+    }
   }
   return compiled
 }
