@@ -6,6 +6,7 @@
  * the password; and a pool follows a failover: once the primary is killed
  * and the standby promoted, its new connections go to the new primary.
  */
+import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/core/config/load.js'
 import { StoreUnavailableError } from '../../../src/core/errors.js'
@@ -106,5 +107,46 @@ describe('multi-host URLs', { timeout: 120_000 }, () => {
     expect(Number((await c.query('SELECT inet_server_port() AS p')).rows[0].p)).toBe(cluster.primary().port)
     await c.end()
     expect(ended).toBe(true)
+  })
+})
+
+describe('a host lost during the session check', { timeout: 120_000 }, () => {
+  it('is passed over for the next host: the pool connects to the primary, and nothing is left to crash the process', async () => {
+    const primary = cluster.primary().port
+    // A proxy to the primary that resets the connection when the session check arrives (as a host killed
+    // right then would): the client sees ECONNRESET mid-query, with no pool listener on it yet.
+    const sockets = new Set<net.Socket>()
+    let resets = 0
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(primary, '127.0.0.1')
+      sockets.add(client).add(upstream)
+      client.on('data', (d) => {
+        if (d.includes('pg_is_in_recovery')) {
+          resets++
+          client.resetAndDestroy()
+          upstream.destroy()
+          return
+        }
+        upstream.write(d)
+      })
+      upstream.on('data', (d) => client.write(d))
+      client.on('error', () => upstream.destroy())
+      upstream.on('error', () => client.destroy())
+    })
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+    const pool = createPool(url(`127.0.0.1:${(proxy.address() as net.AddressInfo).port},127.0.0.1:${primary}`, 'read-write'))
+    const uncaught: unknown[] = []
+    const onUncaught = (e: unknown) => uncaught.push(e)
+    process.on('uncaughtException', onUncaught)
+    try {
+      for (let i = 0; i < 3; i++) expect(Number((await pool.query('SELECT inet_server_port() AS p')).rows[0].p)).toBe(primary)
+      expect(resets).toBeGreaterThan(0)
+      expect(uncaught).toEqual([])
+    } finally {
+      process.off('uncaughtException', onUncaught)
+      await pool.end()
+      for (const s of sockets) s.destroy()
+      await new Promise((r) => proxy.close(r))
+    }
   })
 })

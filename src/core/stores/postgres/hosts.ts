@@ -188,6 +188,19 @@ export function selectingClient(choice: HostChoice, base: pg.ClientConfig = {}):
     }
 
     private async select(): Promise<void> {
+      // A connection lost during the session check emits 'error' on the client besides failing the query,
+      // and a pool client has no listener of the pool's until connect() returns: without one of its own
+      // here, a host going away at that moment (a failover) would end the process.
+      const meanwhile = () => {}
+      this.on('error', meanwhile)
+      try {
+        await this.selectHost()
+      } finally {
+        this.off('error', meanwhile)
+      }
+    }
+
+    private async selectHost(): Promise<void> {
       const passes: SessionAttrs[] = target.attrs === 'prefer-standby' ? ['prefer-standby', 'any'] : [target.attrs]
       // What each host said, the last pass's word kept.
       const seen = new Map<string, string>()
