@@ -3,8 +3,7 @@
  * error as `<toml key path>: <what is wrong>`, all of them at once, so a user
  * fixes the file in one pass (STYLE habit 3: the message names the thing).
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import { default as addFormats } from 'ajv-formats'
+import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv'
 import { createRequire } from 'node:module'
 import { depthProblem } from './depth.js'
 import { tomlKeyPath } from './key-path.js'
@@ -17,6 +16,14 @@ export { tomlKeyPath }
 
 let compiled: ValidateFunction | undefined
 
+const require = createRequire(import.meta.url)
+
+/** ajv itself, loaded only to compile: the built CLI's own validator needs only its small runtime. */
+function ajv(options: ConstructorParameters<typeof AjvClass>[0]): AjvClass {
+  const { Ajv } = require('ajv') as typeof import('ajv')
+  return new Ajv(options)
+}
+
 /**
  * The built CLI's validator, compiled by the build (scripts/copy-assets.mjs)
  * beside this file; from source (tests, tsx) there is none, and the schema is
@@ -25,12 +32,12 @@ let compiled: ValidateFunction | undefined
 function validator(): ValidateFunction {
   if (!compiled) {
     try {
-      compiled = createRequire(import.meta.url)('./config-validator.cjs') as ValidateFunction
+      compiled = require('./config-validator.cjs') as ValidateFunction
     } catch (e) {
       if ((e as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw e
-      const ajv = new Ajv(AJV_OPTIONS)
-      for (const k of CUSTOM_KEYWORDS) ajv.addKeyword(k)
-      compiled = ajv.compile(configSchema)
+      const compiler = ajv(AJV_OPTIONS)
+      for (const k of CUSTOM_KEYWORDS) compiler.addKeyword(k)
+      compiled = compiler.compile(configSchema)
     }
   }
   return compiled
@@ -66,10 +73,10 @@ export function settingsProblems(schema: Record<string, unknown>, settings: unkn
   if (validate === undefined) {
     try {
       // Not strict: a module's schema is its author's, with whatever keywords and $schema they write.
-      const ajv = new Ajv({ allErrors: true, verbose: true, strict: false })
-      addFormats.default(ajv)
+      const compiler = ajv({ allErrors: true, verbose: true, strict: false })
+      ;(require('ajv-formats') as typeof import('ajv-formats')).default(compiler)
       const { $schema: _ignored, ...rest } = schema
-      validate = ajv.compile(rest)
+      validate = compiler.compile(rest)
     } catch (e) {
       validate = `the module's settings schema does not compile: ${e instanceof Error ? e.message : String(e)}`
     }

@@ -20,7 +20,7 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { DispatchFault } from '../../errors.js'
-import { UpstreamUnavailable } from './connection.js'
+import { UpstreamUnavailable } from './link.js'
 
 /** JSON-RPC errors that say the request was refused before any tool ran. */
 const NOT_TAKEN = new Set<number>([ErrorCode.ParseError, ErrorCode.InvalidRequest, ErrorCode.MethodNotFound, ErrorCode.InvalidParams, ErrorCode.UrlElicitationRequired])

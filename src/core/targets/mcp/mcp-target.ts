@@ -29,9 +29,9 @@ import type { Effect, Premises, Receipt, Tier } from '../../effect.js'
 import { ConfigError, DispatchFault, InputError } from '../../errors.js'
 import { passFence } from '../fence.js'
 import type { ApplyContext, EffectTarget, ProbeResult } from '../target.js'
-import { UpstreamLink, type UpstreamConnection, type UpstreamHooks } from './connection.js'
-import { startHint } from './environment.js'
-import { callFault } from './faults.js'
+import type { UpstreamConnection, UpstreamHooks } from './connection.js'
+import { UpstreamLink } from './link.js'
+import { startHint } from './start-hint.js'
 import { capturePremises, premiseViolations, readsFor, type Read, type Remembered } from './premises.js'
 import { probeMcp } from './probe.js'
 import { receiptOf } from './receipt.js'
@@ -226,7 +226,7 @@ export class McpTarget implements EffectTarget {
     try {
       result = (await conn.request('tools/call', params, { onprogress: route?.onprogress, signal: ctx.signal })) as JsonObject
     } catch (e) {
-      throw callFault(e, where, conn.closedReason)
+      throw await callFault(e, where, conn.closedReason)
     }
     route?.onResult?.(result)
     if (result.isError === true) {
@@ -269,7 +269,7 @@ export class McpTarget implements EffectTarget {
     try {
       return (await conn.request('tools/call', { name: r.tool, arguments: r.args })) as JsonObject
     } catch (e) {
-      throw callFault(e, where, conn.closedReason)
+      throw await callFault(e, where, conn.closedReason)
     }
   }
 
@@ -282,7 +282,7 @@ export class McpTarget implements EffectTarget {
     try {
       return await (route?.link ?? this.own).get()
     } catch (e) {
-      throw callFault(e, where)
+      throw await callFault(e, where)
     }
   }
 }
@@ -334,4 +334,9 @@ function checkSettings(name: string, c: McpTargetConfig): void {
     }
   }
   if (problems.length > 0) throw new ConfigError(`target ${name} is misconfigured: ${problems.join('; ')}`, problems, { hint: 'Fix the [targets] section of interlock.toml.' })
+}
+
+/** faults.ts, which needs the SDK's error classes: loaded with the first fault (a session opened first, or failed to). */
+async function callFault(...args: Parameters<typeof import('./faults.js').callFault>) {
+  return (await import('./faults.js')).callFault(...args)
 }

@@ -7,7 +7,7 @@
  * interlock.toml. Nothing else is called.
  */
 import type { ProbeResult, ProbeRow } from '../target.js'
-import { UpstreamUnavailable } from './connection.js'
+import { UpstreamUnavailable } from './link.js'
 import type { McpTarget } from './mcp-target.js'
 import { tierText } from './tiers.js'
 
