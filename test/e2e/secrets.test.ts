@@ -140,12 +140,12 @@ describe.each(stores)('secrets from the environment, on %s', (_name, storeConfig
       // reconcile-effects carries the next three on, printing a table; then three more, printing JSON.
       const viaReconcile = await propose(d, 'reconciled')
       const human = await interlock(['reconcile-effects', '--older-than', '1ms'], { cwd: d.cwd, env })
-      expect(human.code, human.stderr).toBe(10)
+      expect(human.code, human.stderr + human.stdout).toBe(10)
       printed.push(['reconcile-effects', human])
       await expectStates(d.store, viaReconcile)
       const viaReconcileJson = await propose(d, 'reconciled-json')
       const json = await interlock(['reconcile-effects', '--older-than', '1ms', '--json'], { cwd: d.cwd, env })
-      expect(json.code, json.stderr).toBe(10)
+      expect(json.code, json.stderr + json.stdout).toBe(10)
       printed.push(['reconcile-effects --json', json])
       await expectStates(d.store, viaReconcileJson)
 
